@@ -1,0 +1,48 @@
+/**
+ * Maintenance statements that run against the `postgres` maintenance database rather than the
+ * application's own: creating the application database on first start, and cloning or dropping the
+ * per-test-file databases of the integration tests.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, type Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
+import type { SqlError } from "effect/sql/SqlError"
+
+/** Double-quotes an identifier for DDL, where bind parameters are not allowed. */
+export const quoteIdent = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
+
+const withAdmin = <A>(
+  adminUrl: Redacted.Redacted<string>,
+  body: (client: PgClient.PgClient) => Effect.Effect<A, SqlError>
+): Effect.Effect<A, SqlError> =>
+  Effect.scoped(
+    Effect.flatMap(PgClient.makeClient({ url: adminUrl, connectTimeout: "10 seconds" }), body)
+  ).pipe(Effect.provide(Reactivity.layer))
+
+/**
+ * Creates `name` (optionally as a copy of `template`) unless it exists. Two processes may race
+ * here; "already exists" is success.
+ *
+ * @category constructors
+ */
+export const ensureDatabase = (
+  adminUrl: Redacted.Redacted<string>,
+  name: string,
+  template?: string
+): Effect.Effect<void, SqlError> =>
+  withAdmin(adminUrl, (sql) =>
+    Effect.gen(function*() {
+      const found = yield* sql`SELECT 1 FROM pg_database WHERE datname = ${name}`
+      if (found.length > 0) return
+      const from = template === undefined ? "" : ` TEMPLATE ${quoteIdent(template)}`
+      yield* sql.unsafe(`CREATE DATABASE ${quoteIdent(name)}${from}`).pipe(
+        Effect.catchIf(
+          (error) => /already exists/.test(error.message),
+          () => Effect.void
+        )
+      )
+    }))
+
+/** @category constructors */
+export const dropDatabase = (adminUrl: Redacted.Redacted<string>, name: string): Effect.Effect<void, SqlError> =>
+  withAdmin(adminUrl, (sql) => Effect.asVoid(sql.unsafe(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`)))

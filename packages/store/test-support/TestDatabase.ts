@@ -1,0 +1,42 @@
+/**
+ * An isolated database per test file (or per `layer(...)` block): a clone of the migrated template
+ * that the global setup prepared, dropped when the layer's scope closes. Integration tests talk to
+ * a real PostgreSQL over a real connection; nothing stands in for it.
+ */
+import type { PgClient } from "@effect/sql-pg"
+import { Config, Effect, Layer, Redacted } from "effect"
+import type { SqlClient } from "effect/sql"
+import * as Database from "../src/Database.ts"
+import * as DatabaseAdmin from "../src/DatabaseAdmin.ts"
+
+const settings = Config.all({
+  adminUrl: Config.String("SVC_TEST_ADMIN_URL"),
+  template: Config.String("SVC_TEST_TEMPLATE")
+})
+
+let counter = 0
+
+/** The admin URL and a fresh database name, for tests that manage databases themselves. */
+export const adminUrl = Effect.map(settings, (s) => Redacted.make(s.adminUrl))
+
+/** `url` with its database replaced. */
+export const urlFor = (url: Redacted.Redacted<string>, database: string) => {
+  const parsed = new URL(Redacted.value(url))
+  parsed.pathname = `/${database}`
+  return Redacted.make(parsed.toString())
+}
+
+/** @category layers */
+export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, Database.DatabaseError | Config.ConfigError> =
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const { adminUrl, template } = yield* settings
+      const admin = Redacted.make(adminUrl)
+      const name = `svc_test_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`
+      yield* Effect.acquireRelease(
+        DatabaseAdmin.ensureDatabase(admin, name, template).pipe(Effect.orDie),
+        () => DatabaseAdmin.dropDatabase(admin, name).pipe(Effect.ignore)
+      )
+      return Database.layerFromUrl(urlFor(admin, name), { migrate: false, maxConnections: 4 })
+    })
+  )
