@@ -104,21 +104,42 @@ function ensureDependencies(env) {
   fail(`npm ci failed with exit code ${ci.status}`)
 }
 
+/**
+ * The command to run for an npm script. Scripts of the form `node <file> [args]` run directly under
+ * the chosen Node, in their own process group: then a terminal's Ctrl-C reaches only this process,
+ * which forwards it exactly once, and `kill <this pid>` (an orchestrator's SIGTERM) reaches the real
+ * process too. Through `npm run` a signal to the top process would leave the server running.
+ */
+function commandFor(script, args, binDir) {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"))
+  const body = (pkg.scripts || {})[script]
+  if (body === undefined) fail(`package.json has no script "${script}"`)
+  const direct = /^node ((?:[\w./:-]+ ?)+)$/.exec(body)
+  if (direct) {
+    return { cmd: path.join(binDir, "node"), args: [...direct[1].trim().split(" "), ...args], detached: true }
+  }
+  const npmArgs = ["run", "--silent", script]
+  if (args.length > 0) npmArgs.push("--", ...args)
+  return { cmd: "npm", args: npmArgs, detached: false }
+}
+
 function main() {
   const [script, ...args] = process.argv.slice(2)
   if (!script) fail("usage: node tools/bootstrap/bootstrap.cjs <npm-script> [args...]")
   const binDir = ensureNode()
   const env = { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH || ""}` }
   ensureDependencies(env)
-  const npmArgs = ["run", "--silent", script]
-  if (args.length > 0) npmArgs.push("--", ...args)
-  const child = spawn("npm", npmArgs, { cwd: root, env, stdio: "inherit" })
-  // The child shares our process group, so a terminal's Ctrl-C reaches it directly; a signal sent to
-  // this process alone (kill PID) is forwarded so the real command can shut down cleanly.
+  env.PATH = `${path.join(root, "node_modules", ".bin")}${path.delimiter}${env.PATH}`
+  const command = commandFor(script, args, binDir)
+  const child = spawn(command.cmd, command.args, { cwd: root, env, stdio: "inherit", detached: command.detached })
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-    process.on(signal, () => child.kill(signal))
+    // A child in our own process group already got a terminal's signal; forward only to a
+    // detached one (or when the signal was sent to this process alone, which a group child shows).
+    process.on(signal, () => {
+      if (command.detached) child.kill(signal)
+    })
   }
-  child.on("error", (error) => fail(`npm could not start: ${error.message}`))
+  child.on("error", (error) => fail(`${command.cmd} could not start: ${error.message}`))
   child.on("exit", (code, signal) => {
     process.exitCode = code ?? (signal ? 128 + (require("node:os").constants.signals[signal] || 0) : 1)
   })

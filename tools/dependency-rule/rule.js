@@ -3,6 +3,7 @@
 // so the editor, `npm run lint` and CI agree. Why the rule exists: docs/architecture.md.
 //
 //   domain  <- api, store <- apps        (apps never import each other)
+//   runtime (process plumbing) <- apps
 //
 // Plain JavaScript so that eslint.config.js can import it without a TypeScript loader.
 
@@ -48,10 +49,17 @@ export const layers = {
         ? `packages/store may import only "@svc/domain" of the workspace (found "${spec}")`
         : `packages/store has no dependency on "${pkg(spec)}"`
   },
+  runtime: {
+    dirs: ["packages/runtime"],
+    check: (spec) =>
+      isEffect(spec) || isNode(spec) || pkg(spec) === "@effect/platform-node"
+        ? undefined
+        : `packages/runtime imports only "effect", "@effect/platform-node" and node: modules (found "${spec}")`
+  },
   app: {
     dirs: ["apps/server", "apps/scheduler", "apps/lint"],
     check: (spec, self) =>
-      pkg(spec).startsWith("@svc/") && !["@svc/domain", "@svc/api", "@svc/store", self].includes(pkg(spec))
+      pkg(spec).startsWith("@svc/") && !["@svc/domain", "@svc/api", "@svc/store", "@svc/runtime", self].includes(pkg(spec))
         ? `apps never import each other (${self} imports "${spec}")`
         : undefined
   },

@@ -1,0 +1,15 @@
+/**
+ * The scheduler worker. This is the process shape that the scheduler issue fills with batch-call
+ * dispatch, backfill and cron jobs: it starts after the database is migrated, announces itself,
+ * and on shutdown logs that it stopped, after its jobs (none yet) released what they hold.
+ */
+import { Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
+
+/** @category layers */
+export const layer: Layer.Layer<never, never, SqlClient.SqlClient> = Layer.effectDiscard(
+  Effect.acquireRelease(
+    Effect.logInfo("svc-scheduler started (no jobs registered yet)"),
+    () => Effect.logInfo("svc-scheduler stopped")
+  )
+)

@@ -1,0 +1,7 @@
+// svc-scheduler: the background worker on its own (production: N replicas on one PostgreSQL).
+import { Logging, Main } from "@svc/runtime"
+import { Database } from "@svc/store"
+import { Layer } from "effect"
+import * as Scheduler from "./Scheduler.ts"
+
+Main.launch("svc-scheduler", Scheduler.layer.pipe(Layer.provide(Database.layer), Layer.provide(Logging.layer)))

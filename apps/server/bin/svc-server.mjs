@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// npm links this file as the `svc-server` bin; Node >= 22.18 runs the TypeScript sources directly.
+import "../src/main.ts"

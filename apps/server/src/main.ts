@@ -1,0 +1,7 @@
+// svc-server: the HTTP API on its own (production: N stateless replicas on one PostgreSQL).
+import { Logging, Main } from "@svc/runtime"
+import { Database } from "@svc/store"
+import { Layer } from "effect"
+import * as Server from "./Server.ts"
+
+Main.launch("svc-server", Server.layer.pipe(Layer.provide(Database.layer), Layer.provide(Logging.layer)))

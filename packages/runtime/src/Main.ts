@@ -1,0 +1,47 @@
+/**
+ * Process entry for the apps: runs a long-lived layer under NodeRuntime (SIGINT and SIGTERM
+ * interrupt it, so every finalizer runs: HTTP closes, then the pool, then the embedded database),
+ * and turns a failure into one line on stderr and exit code 1 instead of a stack trace. Operators
+ * need the sentence ("PORT 8080 is already in use"), not the trace.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Cause, Effect, Exit, Layer, Runtime } from "effect"
+
+/** The most useful single sentence for a failure cause. */
+export const describeCause = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  if (error instanceof Error) return error.message || error.name
+  if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
+  return String(error)
+}
+
+/**
+ * Launches `layer` until the process is told to stop. Exit codes: 0 after SIGTERM (the graceful
+ * stop an orchestrator asks for), 130 after SIGINT (Ctrl-C, the shell convention), 1 when start-up
+ * or the program failed.
+ *
+ * @category constructors
+ */
+export const launch = <E>(name: string, layer: Layer.Layer<never, E, never>): void => {
+  let stoppedBy: string | undefined
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => (stoppedBy ??= signal))
+  let failed = false
+  NodeRuntime.runMain(
+    Layer.launch(layer).pipe(
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.sync(() => {
+          process.stderr.write(`${name}: ${describeCause(cause)}\n`)
+          failed = true
+        })
+      )
+    ),
+    {
+      disableErrorReporting: true,
+      teardown: (exit, onExit) => {
+        if (Exit.isSuccess(exit)) return onExit(failed ? 1 : 0)
+        if (Cause.hasInterruptsOnly(exit.cause)) return onExit(stoppedBy === "SIGTERM" ? 0 : 130)
+        return Runtime.defaultTeardown(exit, onExit)
+      }
+    }
+  )
+}

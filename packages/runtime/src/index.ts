@@ -1,0 +1,3 @@
+/** Process plumbing shared by the apps: structured logging and the main entry. */
+export * as Logging from "./Logging.ts"
+export * as Main from "./Main.ts"
