@@ -35,7 +35,13 @@ export default tseslint.config(
     languageOptions: {
       ecmaVersion: "latest",
       sourceType: "module",
-      globals: { process: "readonly", console: "readonly", URL: "readonly", setTimeout: "readonly", clearTimeout: "readonly" }
+      globals: {
+        process: "readonly",
+        console: "readonly",
+        URL: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly"
+      }
     },
     plugins: { svc: { rules: { "dependency-rule": dependencyRule } } },
     rules: {
@@ -52,7 +58,10 @@ export default tseslint.config(
   {
     // Bootstrap runs on the machine's old Node before any dependency exists: CommonJS on purpose.
     files: ["**/*.cjs"],
-    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", __dirname: "readonly", process: "readonly" } },
+    languageOptions: {
+      sourceType: "commonjs",
+      globals: { require: "readonly", __dirname: "readonly", process: "readonly" }
+    },
     rules: { "@typescript-eslint/no-require-imports": "off", "no-console": "off" }
   }
 )

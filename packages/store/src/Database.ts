@@ -56,7 +56,9 @@ export const layerFromUrl = (
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql`SELECT 1`.pipe(
-        Effect.mapError((error) => new DatabaseError({ message: `cannot reach the database at ${where}: ${error.message}` })),
+        Effect.mapError((error) =>
+          new DatabaseError({ message: `cannot reach the database at ${where}: ${error.message}` })
+        ),
         Effect.timeoutOrElse({
           duration: Duration.seconds(15),
           orElse: () => Effect.fail(new DatabaseError({ message: `database at ${where} did not answer within 15 s` }))
@@ -71,7 +73,9 @@ export const layerFromUrl = (
   )
   const client = PgClient.layerFrom(
     PgClient.make({ url, maxConnections: options.maxConnections ?? 10, connectTimeout: Duration.seconds(10) }).pipe(
-      Effect.mapError((error) => new DatabaseError({ message: `cannot reach the database at ${where}: ${error.message}` }))
+      Effect.mapError((error) =>
+        new DatabaseError({ message: `cannot reach the database at ${where}: ${error.message}` })
+      )
     )
   )
   return Layer.provideMerge(ready, client)

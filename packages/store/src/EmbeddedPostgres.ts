@@ -87,11 +87,20 @@ const postgresIdentity = (): RunAs => {
   const lookup = () => spawnSync("id", ["-u", PG_USER], { encoding: "utf8" })
   let uid = lookup()
   if (uid.status !== 0) {
-    const made = spawnSync("useradd", ["--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", PG_USER], {
+    const made = spawnSync("useradd", [
+      "--system",
+      "--no-create-home",
+      "--user-group",
+      "--shell",
+      "/usr/sbin/nologin",
+      PG_USER
+    ], {
       encoding: "utf8"
     })
     if (made.status !== 0 && !/already exists/.test(made.stderr)) {
-      throw new Error(`cannot create the system user ${PG_USER} that runs PostgreSQL as non-root: ${made.stderr.trim()}`)
+      throw new Error(
+        `cannot create the system user ${PG_USER} that runs PostgreSQL as non-root: ${made.stderr.trim()}`
+      )
     }
     uid = lookup()
   }
@@ -196,7 +205,9 @@ const withStartLock = async <A>(dataDir: string, body: () => Promise<A>): Promis
         fs.rmSync(lock, { recursive: true, force: true })
         continue
       }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock} (held by pid ${holder})`)
+      if (Date.now() > deadline) {
+        throw new Error(`timed out waiting for ${lock} (held by pid ${holder})`, { cause: error })
+      }
       await sleep(100)
     }
   }
@@ -230,11 +241,20 @@ const ensureWritable = (dataDir: string) => {
     fs.writeFileSync(probe, "")
     fs.rmSync(probe)
   } catch (error) {
-    throw new Error(`SVC_DATA_DIR ${dataDir} is not writable (${(error as NodeJS.ErrnoException).code ?? error})`)
+    throw new Error(`SVC_DATA_DIR ${dataDir} is not writable (${(error as NodeJS.ErrnoException).code ?? error})`, {
+      cause: error
+    })
   }
 }
 
-const initCluster = (bin: Binaries, dataDir: string, pgdata: string, as: RunAs, creds: Credentials, options: Options) => {
+const initCluster = (
+  bin: Binaries,
+  dataDir: string,
+  pgdata: string,
+  as: RunAs,
+  creds: Credentials,
+  options: Options
+) => {
   fs.rmSync(pgdata, { recursive: true, force: true })
   fs.mkdirSync(pgdata, { mode: 0o700 })
   const pwfile = path.join(dataDir, `.pwfile-${process.pid}`)
@@ -292,8 +312,10 @@ const startCluster = async (bin: Binaries, dataDir: string, pgdata: string, as: 
       return port
     } catch (error) {
       if (attempt >= 3) {
-        const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8").trim().split("\n").slice(-3).join(" | ") : ""
-        throw new Error(`${(error as Error).message}${tail ? ` (log: ${tail})` : ""}`)
+        const tail = fs.existsSync(logFile)
+          ? fs.readFileSync(logFile, "utf8").trim().split("\n").slice(-3).join(" | ")
+          : ""
+        throw new Error(`${(error as Error).message}${tail ? ` (log: ${tail})` : ""}`, { cause: error })
       }
     }
   }
@@ -332,7 +354,9 @@ export const start = (options: Options): Effect.Effect<Server, EmbeddedPostgresE
   ).pipe(
     Effect.tap((server) =>
       DatabaseAdmin.ensureDatabase(server.adminUrl, options.database ?? "svc").pipe(
-        Effect.mapError((error) => new EmbeddedPostgresError({ message: `cannot create the database: ${error.message}` }))
+        Effect.mapError((error) =>
+          new EmbeddedPostgresError({ message: `cannot create the database: ${error.message}` })
+        )
       )
     ),
     Effect.map(({ release: _, ...server }): Server => server)

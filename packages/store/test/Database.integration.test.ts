@@ -24,32 +24,39 @@ layer(TestDatabase.layer)("Database on a cloned template", (it) => {
 })
 
 describe("Migrations", () => {
-  it.live("two processes migrating a fresh database at once apply each migration exactly once", () =>
-    Effect.gen(function*() {
-      const admin = yield* TestDatabase.adminUrl
-      const name = `svc_race_${process.pid}_${Date.now().toString(36)}`
-      yield* Effect.acquireRelease(
-        DatabaseAdmin.ensureDatabase(admin, name),
-        () => Effect.ignore(DatabaseAdmin.dropDatabase(admin, name))
-      )
-      const url = TestDatabase.urlFor(admin, name)
-      // Two independent pools, as two processes would have; both build (and so migrate) at once.
-      const one = Layer.fresh(Database.layerFromUrl(url, { maxConnections: 2 }))
-      const counts = yield* Effect.all(
-        [1, 2].map(() =>
-          Effect.scoped(Effect.gen(function*() {
-            const context = yield* Layer.build(one)
-            const rows = yield* Effect.provideContext(
-              Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM svc_migrations`),
-              context
-            )
-            return rows[0]?.n
-          }))
-        ),
-        { concurrency: "unbounded" }
-      )
-      assert.deepStrictEqual(counts, [1, 1])
-    }).pipe(Effect.scoped), { timeout: 60_000 })
+  it.live(
+    "two processes migrating a fresh database at once apply each migration exactly once",
+    () =>
+      Effect.gen(function*() {
+        const admin = yield* TestDatabase.adminUrl
+        const name = `svc_race_${process.pid}_${Date.now().toString(36)}`
+        yield* Effect.acquireRelease(
+          DatabaseAdmin.ensureDatabase(admin, name),
+          () => Effect.ignore(DatabaseAdmin.dropDatabase(admin, name))
+        )
+        const url = TestDatabase.urlFor(admin, name)
+        // Two independent pools, as two processes would have; both build (and so migrate) at once.
+        const one = Layer.fresh(Database.layerFromUrl(url, { maxConnections: 2 }))
+        const counts = yield* Effect.all(
+          [1, 2].map(() =>
+            Effect.scoped(Effect.gen(function*() {
+              const context = yield* Layer.build(one)
+              const rows = yield* Effect.provideContext(
+                Effect.flatMap(
+                  SqlClient.SqlClient,
+                  (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM svc_migrations`
+                ),
+                context
+              )
+              return rows[0]?.n
+            }))
+          ),
+          { concurrency: "unbounded" }
+        )
+        assert.deepStrictEqual(counts, [1, 1])
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 }
+  )
 })
 
 describe("Database.layerFromUrl", () => {

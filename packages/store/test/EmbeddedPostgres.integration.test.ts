@@ -17,7 +17,9 @@ const tempDir = Effect.acquireRelease(
 
 const postmasterPid = (dataDir: string) => {
   try {
-    return Number(fs.readFileSync(path.join(EmbeddedPostgres.layout(dataDir).pgdata, "postmaster.pid"), "utf8").split("\n")[0])
+    return Number(
+      fs.readFileSync(path.join(EmbeddedPostgres.layout(dataDir).pgdata, "postmaster.pid"), "utf8").split("\n")[0]
+    )
   } catch {
     return undefined
   }
@@ -43,48 +45,60 @@ const startIn = (dataDir: string) =>
   })
 
 describe("EmbeddedPostgres", () => {
-  it.live("a second start on the same data directory joins the running server and leaves it to its owner", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* tempDir
-      const owner = yield* startIn(dataDir)
-      assert.isTrue(owner.server.owned)
-      const guest = yield* startIn(dataDir)
-      assert.isFalse(guest.server.owned)
-      assert.strictEqual(guest.server.port, owner.server.port)
-      const pid = postmasterPid(dataDir)
-      yield* guest.close
-      assert.isTrue(alive(pid), "the guest must not stop the owner's server")
-      yield* owner.close
-      assert.isFalse(alive(pid), "the owner stops the server when its scope closes")
-      assert.isUndefined(postmasterPid(dataDir))
-    }).pipe(Effect.scoped), { timeout: 120_000 })
+  it.live(
+    "a second start on the same data directory joins the running server and leaves it to its owner",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* tempDir
+        const owner = yield* startIn(dataDir)
+        assert.isTrue(owner.server.owned)
+        const guest = yield* startIn(dataDir)
+        assert.isFalse(guest.server.owned)
+        assert.strictEqual(guest.server.port, owner.server.port)
+        const pid = postmasterPid(dataDir)
+        yield* guest.close
+        assert.isTrue(alive(pid), "the guest must not stop the owner's server")
+        yield* owner.close
+        assert.isFalse(alive(pid), "the owner stops the server when its scope closes")
+        assert.isUndefined(postmasterPid(dataDir))
+      }).pipe(Effect.scoped),
+    { timeout: 120_000 }
+  )
 
-  it.live("a server whose owner was killed is adopted, stopped by the adopter, and keeps its data", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* tempDir
-      const child = spawn(process.execPath, [path.join(import.meta.dirname, "fixtures", "holdEmbedded.ts"), dataDir], {
-        stdio: ["ignore", "pipe", "inherit"]
-      })
-      const port = yield* Effect.promise(() =>
-        new Promise<number>((resolve, reject) => {
-          child.stdout.once("data", (chunk) => resolve(Number(String(chunk).trim())))
-          child.once("exit", (code) => reject(new Error(`child exited ${code}`)))
-        })
-      )
-      const pid = postmasterPid(dataDir)
-      child.kill("SIGKILL")
-      yield* Effect.promise(() => new Promise((resolve) => child.once("exit", resolve)))
-      assert.isTrue(alive(pid), "a SIGKILLed owner cannot stop its server: this is the orphan to adopt")
-      const adopter = yield* startIn(dataDir)
-      assert.isTrue(adopter.server.owned)
-      assert.strictEqual(adopter.server.port, port)
-      yield* adopter.close
-      assert.isFalse(alive(pid), "the adopter stops the orphan")
-      const again = yield* startIn(dataDir)
-      assert.isTrue(again.server.owned)
-      assert.isTrue(fs.existsSync(path.join(EmbeddedPostgres.layout(dataDir).pgdata, "PG_VERSION")))
-      yield* again.close
-    }).pipe(Effect.scoped), { timeout: 120_000 })
+  it.live(
+    "a server whose owner was killed is adopted, stopped by the adopter, and keeps its data",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* tempDir
+        const child = spawn(
+          process.execPath,
+          [path.join(import.meta.dirname, "fixtures", "holdEmbedded.ts"), dataDir],
+          {
+            stdio: ["ignore", "pipe", "inherit"]
+          }
+        )
+        const port = yield* Effect.promise(() =>
+          new Promise<number>((resolve, reject) => {
+            child.stdout.once("data", (chunk) => resolve(Number(String(chunk).trim())))
+            child.once("exit", (code) => reject(new Error(`child exited ${code}`)))
+          })
+        )
+        const pid = postmasterPid(dataDir)
+        child.kill("SIGKILL")
+        yield* Effect.promise(() => new Promise((resolve) => child.once("exit", resolve)))
+        assert.isTrue(alive(pid), "a SIGKILLed owner cannot stop its server: this is the orphan to adopt")
+        const adopter = yield* startIn(dataDir)
+        assert.isTrue(adopter.server.owned)
+        assert.strictEqual(adopter.server.port, port)
+        yield* adopter.close
+        assert.isFalse(alive(pid), "the adopter stops the orphan")
+        const again = yield* startIn(dataDir)
+        assert.isTrue(again.server.owned)
+        assert.isTrue(fs.existsSync(path.join(EmbeddedPostgres.layout(dataDir).pgdata, "PG_VERSION")))
+        yield* again.close
+      }).pipe(Effect.scoped),
+    { timeout: 120_000 }
+  )
 
   it.live("an unusable data directory fails with a sentence naming SVC_DATA_DIR", () =>
     Effect.gen(function*() {

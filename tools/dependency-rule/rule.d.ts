@@ -1,0 +1,10 @@
+// Types for rule.js (plain JavaScript so that eslint.config.js can load it without a TS loader).
+export interface Layer {
+  readonly dirs: ReadonlyArray<string>
+  readonly check: (spec: string, self: string) => string | undefined
+}
+export declare const layers: Readonly<Record<string, Layer>>
+export declare const layerOf: (
+  relativePath: string
+) => { readonly name: string; readonly layer: Layer; readonly self: string } | undefined
+export declare const violation: (relativePath: string, spec: string) => string | undefined

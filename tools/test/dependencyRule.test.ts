@@ -1,0 +1,98 @@
+// The dependency rule is a check that fails, not a convention: the verdicts of the rule, the
+// repository-wide check that `npm test` runs, and the ESLint rule on a file that breaks it.
+import { assert, describe, it } from "@effect/vitest"
+import { ESLint } from "eslint"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { check, importsOf } from "../dependency-rule/check.ts"
+import { violation } from "../dependency-rule/rule.js"
+
+const root = path.resolve(import.meta.dirname, "..", "..")
+
+describe("dependency rule", () => {
+  it("lets the pure domain import effect's pure modules only", () => {
+    assert.isUndefined(violation("packages/domain/src/CallWindow.ts", "effect"))
+    assert.isUndefined(violation("packages/domain/src/CallWindow.ts", "effect/Schema"))
+    assert.match(violation("packages/domain/src/CallWindow.ts", "effect/sql") ?? "", /must not import effect\/sql/)
+    assert.match(violation("packages/domain/src/CallWindow.ts", "effect/http-api") ?? "", /must not import/)
+    assert.match(violation("packages/domain/src/CallWindow.ts", "node:fs") ?? "", /imports only "effect"/)
+    assert.match(violation("packages/domain/src/CallWindow.ts", "@svc/store") ?? "", /imports only "effect"/)
+    assert.match(
+      violation("packages/domain/src/CallWindow.ts", "../../store/src/Database.ts") ?? "",
+      /leaves its package/
+    )
+  })
+
+  it("lets tests use the test tooling but nothing else the package may not", () => {
+    assert.isUndefined(violation("packages/domain/test/CallWindow.test.ts", "@effect/vitest"))
+    assert.match(violation("packages/domain/test/CallWindow.test.ts", "node:fs") ?? "", /imports only "effect"/)
+  })
+
+  it("lets api and store import the domain, never each other", () => {
+    assert.isUndefined(violation("packages/api/src/Api.ts", "@svc/domain"))
+    assert.match(violation("packages/api/src/Api.ts", "@svc/store") ?? "", /imports only/)
+    assert.isUndefined(violation("packages/store/src/Database.ts", "@svc/domain"))
+    assert.match(violation("packages/store/src/Database.ts", "@svc/api") ?? "", /only "@svc\/domain"/)
+  })
+
+  it("lets apps import packages but never another app", () => {
+    assert.isUndefined(violation("apps/server/src/main.ts", "@svc/store"))
+    assert.isUndefined(violation("apps/server/src/main.ts", "@svc/server/Server.ts"))
+    assert.match(violation("apps/server/src/main.ts", "@svc/scheduler") ?? "", /apps never import each other/)
+    assert.match(violation("apps/lint/src/bin.ts", "@svc/server") ?? "", /apps never import each other/)
+  })
+
+  it("finds static, re-export, side-effect and dynamic imports with their lines", () => {
+    const source = [
+      "import { Effect } from \"effect\"",
+      "import type { X } from \"./X.ts\"",
+      "export * from \"node:fs\"",
+      "import \"node:os\"",
+      "const m = await import(\"node:path\")",
+      "// the word import in a comment is not an import"
+    ].join("\n")
+    assert.deepStrictEqual(importsOf(source), [
+      { spec: "effect", line: 1 },
+      { spec: "./X.ts", line: 2 },
+      { spec: "node:fs", line: 3 },
+      { spec: "node:os", line: 4 },
+      { spec: "node:path", line: 5 }
+    ])
+  })
+
+  it("holds for this repository", () => {
+    assert.deepStrictEqual(check(root), [])
+  })
+
+  it("reports a domain file importing node:fs and a package.json that declares a forbidden dependency", () => {
+    const tree = fs.mkdtempSync(path.join(os.tmpdir(), "svc-deps-"))
+    try {
+      fs.mkdirSync(path.join(tree, "packages/domain/src"), { recursive: true })
+      fs.writeFileSync(
+        path.join(tree, "packages/domain/package.json"),
+        JSON.stringify({ dependencies: { effect: "4.1.0", pg: "8" } })
+      )
+      fs.writeFileSync(
+        path.join(tree, "packages/domain/src/Bad.ts"),
+        "import { Effect } from \"effect\"\nimport * as fs from \"node:fs\"\n"
+      )
+      assert.deepStrictEqual(check(tree), [
+        "packages/domain/package.json: dependency the pure domain imports only \"effect\" (found \"pg\")",
+        "packages/domain/src/Bad.ts:2: the pure domain imports only \"effect\" (found \"node:fs\")"
+      ])
+    } finally {
+      fs.rmSync(tree, { recursive: true, force: true })
+    }
+  })
+
+  it("fails ESLint (and so npm test) when the domain imports effect/sql", async () => {
+    const eslint = new ESLint({ cwd: root })
+    const [result] = await eslint.lintText("import { SqlClient } from \"effect/sql\"\nexport const x = SqlClient\n", {
+      filePath: path.join(root, "packages/domain/src/Bad.ts")
+    })
+    assert.deepStrictEqual(result?.messages.map((m) => [m.ruleId, m.line, m.message]), [
+      ["svc/dependency-rule", 1, "the pure domain must not import effect/sql (I/O belongs to store, api and apps)"]
+    ])
+  }, 30_000)
+})
