@@ -11,26 +11,26 @@ import { SqlClient } from "effect/sql"
 const READY_TIMEOUT = Duration.seconds(2)
 
 /** @category layers */
-export const layer = Layer.mergeAll(
-  HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" })),
-  HttpRouter.add(
-    "GET",
-    "/readyz",
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql`SELECT 1`.pipe(
-        Effect.timeout(READY_TIMEOUT),
-        Effect.as(HttpServerResponse.jsonUnsafe({ status: "ok" })),
-        Effect.catchCause((cause) =>
-          Effect.as(
-            Effect.logWarning("readiness check failed", cause),
-            HttpServerResponse.jsonUnsafe(
-              { status: "error", message: "database unavailable: it did not answer within 2 s" },
-              { status: 503 }
-            )
+export const layer = Layer.unwrap(
+  Effect.gen(function*() {
+    // Captured once at start: the handlers then need nothing from the request's context.
+    const sql = yield* SqlClient.SqlClient
+    const ready = sql`SELECT 1`.pipe(
+      Effect.timeout(READY_TIMEOUT),
+      Effect.as(HttpServerResponse.jsonUnsafe({ status: "ok" })),
+      Effect.catchCause((cause) =>
+        Effect.as(
+          Effect.logWarning("readiness check failed", cause),
+          HttpServerResponse.jsonUnsafe(
+            { status: "error", message: "database unavailable: it did not answer within 2 s" },
+            { status: 503 }
           )
         )
       )
-    })
-  )
+    )
+    return Layer.mergeAll(
+      HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" })),
+      HttpRouter.add("GET", "/readyz", ready)
+    )
+  })
 )
