@@ -1,0 +1,49 @@
+/**
+ * `svc-lint rules`: every rule of the spec's deprecation schedule with its status as of a date
+ * (default: today, UTC), its dates and its replacement. Text for people, `--json` for tools.
+ */
+import * as DeprecationRule from "@svc/domain/Deprecation/Rule.ts"
+import * as DeprecationSchedule from "@svc/domain/Deprecation/Schedule.ts"
+import { Clock, Console, Effect, Option, Schema } from "effect"
+import { Command, Flag } from "effect/cli"
+
+const IsoDate = Schema.String.pipe(
+  Schema.check(Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/, { message: "Expected a date as YYYY-MM-DD" }))
+)
+
+/** One rule as `svc-lint rules --json` prints it. */
+export const describe = (rule: DeprecationRule.Rule, at: number) => ({
+  id: rule.id,
+  row: rule.row,
+  kind: rule.kind,
+  title: rule.title,
+  status: DeprecationRule.statusAt(rule, at),
+  dates: rule.milestones.map((m) => ({ date: m.date, status: m.status })),
+  replacement: rule.replacement,
+  fixable: rule.fixable
+})
+
+export const rules = Command.make(
+  "rules",
+  {
+    asOf: Flag.String("as-of").pipe(
+      Flag.withDescription("Classify the rules as of this UTC date (YYYY-MM-DD); default today"),
+      Flag.withSchema(IsoDate),
+      Flag.optional
+    ),
+    json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON"), Flag.withDefault(false))
+  },
+  Effect.fn("svc-lint.rules")(function*({ asOf, json }) {
+    const at = Option.isSome(asOf) ? DeprecationRule.utcMidnight(asOf.value) : yield* Clock.currentTimeMillis
+    const rows = DeprecationSchedule.rules.map((rule) => describe(rule, at))
+    if (json) {
+      yield* Console.log(JSON.stringify(rows, null, 2))
+      return
+    }
+    const width = Math.max(...rows.map((r) => r.id.length))
+    for (const row of rows) {
+      const dates = row.dates.map((d) => `${d.date} ${d.status}`).join(", ")
+      yield* Console.log(`${row.id.padEnd(width)}  ${row.status.padEnd(10)}  ${dates}  -> ${row.replacement}`)
+    }
+  })
+).pipe(Command.withDescription("List the deprecation rules and their status as of a date"))

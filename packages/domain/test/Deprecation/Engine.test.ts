@@ -1,0 +1,466 @@
+import { assert, describe, it } from "@effect/vitest"
+import { multiLocales } from "../../src/Deprecation/Catalogue.ts"
+import { checkConfig, fixesOf } from "../../src/Deprecation/Engine.ts"
+import { applyFixes } from "../../src/Deprecation/Fixes.ts"
+import type { ConfigKind, Finding, RuleId } from "../../src/Deprecation/Rule.ts"
+
+const at = (iso: string) => Date.parse(iso)
+const LATER = "2030-01-01T00:00:00Z"
+
+const findings = (kind: ConfigKind, json: unknown, asOf: string, rule: RuleId): ReadonlyArray<Finding> =>
+  checkConfig(kind, json, at(asOf)).filter((finding) => finding.ruleId === rule)
+
+const severities = (kind: ConfigKind, json: unknown, asOf: string, rule: RuleId) =>
+  findings(kind, json, asOf, rule).map((finding) => finding.severity)
+
+/**
+ * Applies every fix of `rule` (safe and unsafe), then asserts the result checks clean for that
+ * rule and that applying the same fixes again changes nothing. Returns the fixed document.
+ */
+const fixClean = (kind: ConfigKind, json: unknown, rule: RuleId): unknown => {
+  const before = structuredClone(json)
+  const fixes = fixesOf(findings(kind, json, LATER, rule), true)
+  assert.isAbove(fixes.length, 0, "expected at least one fix")
+  const fixed = applyFixes(json, fixes)
+  assert.deepStrictEqual(json, before, "applyFixes must not modify its input")
+  assert.deepStrictEqual(findings(kind, fixed, LATER, rule), [], "fixed document still has findings")
+  assert.deepStrictEqual(applyFixes(fixed, fixes), fixed, "re-applying the fixes changed the document")
+  return fixed
+}
+
+const transferTool = (option: Record<string, unknown>) => ({
+  type: "transfer_call",
+  name: "transfer_to_support",
+  transfer_destination: { type: "predefined", number: "+14155550100" },
+  transfer_option: option
+})
+
+const llm = (option: Record<string, unknown>) => ({
+  llm_id: "llm_1",
+  model: "gpt-4.1",
+  general_prompt: "You are a helpful agent.",
+  general_tools: [{ type: "end_call", name: "end_call" }, transferTool(option)],
+  states: [
+    { name: "greeting", state_prompt: "Greet.", tools: [] },
+    { name: "billing", state_prompt: "Bill.", tools: [{ type: "end_call", name: "end" }, transferTool(option)] }
+  ]
+})
+
+const flow = (nodes: ReadonlyArray<unknown>, extra: Record<string, unknown> = {}) => ({
+  conversation_flow_id: "cf_1",
+  model_choice: { type: "cascading", model: "gpt-4.1" },
+  start_speaker: "agent",
+  start_node_id: "start",
+  nodes,
+  ...extra
+})
+
+describe("checkConfig", () => {
+  it("finds nothing in configs that follow the current API", () => {
+    const agent = {
+      agent_id: "ag_1",
+      response_engine: { type: "svc-llm", llm_id: "llm_1" },
+      voice_id: "11labs-Adrian",
+      voice_model: "eleven_flash_v2_5",
+      language: ["en-US", "es-ES"],
+      post_call_analysis_model: "gpt-4.1-mini",
+      post_call_analysis_data: [{ type: "system-presets", name: "call_summary" }]
+    }
+    assert.deepStrictEqual(checkConfig("agent", agent, at(LATER)), [])
+    assert.deepStrictEqual(
+      checkConfig("llm", llm({ type: "cold_transfer", cold_transfer_mode: "sip_invite" }), at(LATER)),
+      []
+    )
+    assert.deepStrictEqual(checkConfig("phone-number", { phone_number: "+14155550100", inbound_agents: [] }, 0), [])
+    assert.deepStrictEqual(checkConfig("tool", null, at(LATER)), [])
+    assert.deepStrictEqual(checkConfig("agent", "multi", at(LATER)), [])
+  })
+
+  describe("row 1: cold-transfer-mode (2026-01-23)", () => {
+    const rule = "cold-transfer-mode"
+    const legacy = llm({ type: "cold_transfer", show_transferee_as_caller: true })
+
+    it("is upcoming before 2026-01-23 and deprecated from 00:00 UTC on", () => {
+      assert.deepStrictEqual(severities("llm", legacy, "2026-01-22T23:59:59Z", rule), ["upcoming", "upcoming"])
+      assert.deepStrictEqual(severities("llm", legacy, "2026-01-23T00:00:00Z", rule), ["deprecated", "deprecated"])
+      assert.deepStrictEqual(severities("llm", legacy, LATER, rule), ["deprecated", "deprecated"])
+      const [first] = findings("llm", legacy, "2026-01-22T23:59:59Z", rule)
+      assert.strictEqual(first?.date, "2026-01-23")
+      assert.include(first?.message, "will be deprecated on 2026-01-23")
+    })
+
+    it("points at show_transferee_as_caller in LLM general_tools and state tools", () => {
+      assert.deepStrictEqual(findings("llm", legacy, LATER, rule).map((f) => f.path), [
+        ["general_tools", 1, "transfer_option", "show_transferee_as_caller"],
+        ["states", 1, "tools", 1, "transfer_option", "show_transferee_as_caller"]
+      ])
+    })
+
+    it("points into flow transfer nodes, flow tools, components and standalone tools", () => {
+      const option = { type: "cold_transfer", show_transferee_as_caller: false }
+      const doc = flow([
+        { id: "start", type: "conversation", instruction: { type: "prompt", text: "Hi" } },
+        { id: "xfer", type: "transfer_call", transfer_destination: { type: "predefined" }, transfer_option: option }
+      ], {
+        components: [{ name: "c", nodes: [{ id: "n", type: "subagent", tools: [transferTool(option)] }] }]
+      })
+      assert.deepStrictEqual(findings("conversation-flow", doc, LATER, rule).map((f) => f.path), [
+        ["nodes", 1, "transfer_option", "show_transferee_as_caller"],
+        ["components", 0, "nodes", 0, "tools", 0, "transfer_option", "show_transferee_as_caller"]
+      ])
+      const component = { name: "c", nodes: [{ id: "x", type: "transfer_call", transfer_option: option }] }
+      assert.deepStrictEqual(findings("flow-component", component, LATER, rule).map((f) => f.path), [
+        ["nodes", 0, "transfer_option", "show_transferee_as_caller"]
+      ])
+      assert.deepStrictEqual(findings("tool", transferTool(option), LATER, rule).map((f) => f.path), [
+        ["transfer_option", "show_transferee_as_caller"]
+      ])
+    })
+
+    it("fixes true to sip_invite, keeping show_transferee_as_caller", () => {
+      const fixed = fixClean("llm", legacy, rule) as ReturnType<typeof llm>
+      assert.deepStrictEqual(
+        fixed.general_tools[1],
+        transferTool({
+          type: "cold_transfer",
+          show_transferee_as_caller: true,
+          cold_transfer_mode: "sip_invite"
+        })
+      )
+    })
+
+    it("fixes false to sip_refer and drops the flag that no longer has an effect", () => {
+      const tool = transferTool({ type: "cold_transfer", show_transferee_as_caller: false })
+      assert.deepStrictEqual(
+        fixClean("tool", tool, rule),
+        transferTool({ type: "cold_transfer", cold_transfer_mode: "sip_refer" })
+      )
+    })
+
+    it("flags a caller-ID request under sip_refer without a fix", () => {
+      const tool = transferTool({
+        type: "cold_transfer",
+        cold_transfer_mode: "sip_refer",
+        show_transferee_as_caller: true
+      })
+      const [finding] = findings("tool", tool, LATER, rule)
+      assert.deepStrictEqual(finding?.path, ["transfer_option", "show_transferee_as_caller"])
+      assert.strictEqual(finding?.fix, undefined)
+    })
+
+    it("leaves warm transfers and explicit modes alone", () => {
+      const warm = transferTool({ type: "warm_transfer", show_transferee_as_caller: true })
+      const invite = transferTool({
+        type: "cold_transfer",
+        cold_transfer_mode: "sip_invite",
+        show_transferee_as_caller: true
+      })
+      const unset = transferTool({ type: "cold_transfer" })
+      for (const tool of [warm, invite, unset]) assert.deepStrictEqual(findings("tool", tool, LATER, rule), [])
+    })
+  })
+
+  describe("row 2: phone-number-single-agent-fields (2026-03-31)", () => {
+    const rule = "phone-number-single-agent-fields"
+    const legacy = {
+      phone_number: "+14155550100",
+      nickname: "support",
+      inbound_agent_id: "ag_in",
+      inbound_agent_version: 3,
+      outbound_agent_id: "ag_out",
+      inbound_sms_agent_id: null,
+      outbound_sms_agent_id: "ag_sms",
+      outbound_sms_agent_version: "latest_published"
+    }
+
+    it("is upcoming before 2026-03-31 and deprecated from 00:00 UTC on", () => {
+      assert.deepStrictEqual(
+        [...new Set(severities("phone-number", legacy, "2026-03-30T23:59:59Z", rule))],
+        ["upcoming"]
+      )
+      assert.deepStrictEqual(
+        [...new Set(severities("phone-number", legacy, "2026-03-31T00:00:00Z", rule))],
+        ["deprecated"]
+      )
+      assert.deepStrictEqual([...new Set(severities("phone-number", legacy, LATER, rule))], ["deprecated"])
+    })
+
+    it("reports each single-agent field at its key", () => {
+      assert.deepStrictEqual(findings("phone-number", legacy, LATER, rule).map((f) => f.path), [
+        ["inbound_agent_id"],
+        ["inbound_agent_version"],
+        ["outbound_agent_id"],
+        ["inbound_sms_agent_id"],
+        ["outbound_sms_agent_id"],
+        ["outbound_sms_agent_version"]
+      ])
+      assert.include(findings("phone-number", legacy, LATER, rule)[2]?.replacement, "`outbound_agents`")
+    })
+
+    it("moves each binding into its weighted list with weight 1", () => {
+      assert.deepStrictEqual(fixClean("phone-number", legacy, rule), {
+        phone_number: "+14155550100",
+        nickname: "support",
+        inbound_agents: [{ agent_id: "ag_in", agent_version: 3, weight: 1 }],
+        outbound_agents: [{ agent_id: "ag_out", weight: 1 }],
+        inbound_sms_agents: null,
+        outbound_sms_agents: [{ agent_id: "ag_sms", agent_version: "latest_published", weight: 1 }]
+      })
+    })
+
+    it("drops a single-agent field that repeats the list, and leaves conflicts to a person", () => {
+      const redundant = { inbound_agent_id: "a", inbound_agents: [{ agent_id: "a", weight: 1 }] }
+      assert.deepStrictEqual(fixClean("phone-number", redundant, rule), {
+        inbound_agents: [{ agent_id: "a", weight: 1 }]
+      })
+      const conflict = { inbound_agent_id: "a", inbound_agents: [{ agent_id: "b", weight: 1 }] }
+      assert.deepStrictEqual(findings("phone-number", conflict, LATER, rule).map((f) => f.fix), [undefined])
+      const versionOnly = { phone_number: "+1", outbound_agent_version: 2 }
+      const [finding] = findings("phone-number", versionOnly, LATER, rule)
+      assert.deepStrictEqual(finding?.path, ["outbound_agent_version"])
+      assert.strictEqual(finding?.fix, undefined)
+    })
+  })
+
+  describe("row 3: model-retirements (2026-04-03, 2026-05-25, 2026-07-12)", () => {
+    const rule = "model-retirements"
+    const agent = { response_engine: { type: "svc-llm", llm_id: "l" }, voice_model: "eleven_turbo_v2" }
+
+    it("is upcoming, then deprecated through the waves, then removed after the last", () => {
+      const points: ReadonlyArray<readonly [string, string, string]> = [
+        ["2026-04-02T23:59:59Z", "upcoming", "2026-04-03"],
+        ["2026-04-03T00:00:00Z", "deprecated", "2026-04-03"],
+        ["2026-05-25T00:00:00Z", "deprecated", "2026-05-25"],
+        ["2026-07-11T23:59:59Z", "deprecated", "2026-05-25"],
+        ["2026-07-12T00:00:00Z", "removed", "2026-07-12"],
+        [LATER, "removed", "2026-07-12"]
+      ]
+      for (const [instant, severity, date] of points) {
+        const [finding] = findings("agent", agent, instant, rule)
+        assert.strictEqual(finding?.severity, severity, instant)
+        assert.strictEqual(finding?.date, date, instant)
+      }
+    })
+
+    it("checks agent voice and analysis models, LLM models and flow model choices", () => {
+      assert.deepStrictEqual(
+        findings("agent", { ...agent, post_call_analysis_model: "gpt-4o" }, LATER, rule).map((f) => f.path),
+        [["voice_model"], ["post_call_analysis_model"]]
+      )
+      assert.deepStrictEqual(findings("llm", { llm_id: "l", model: "gpt-4o" }, LATER, rule).map((f) => f.path), [[
+        "model"
+      ]])
+      const doc = flow([{ id: "n", type: "conversation", model_choice: { type: "cascading", model: "gpt-3.5" } }], {
+        model_choice: { type: "cascading", model: "claude-3.5-sonnet" }
+      })
+      assert.deepStrictEqual(findings("conversation-flow", doc, LATER, rule).map((f) => f.path), [
+        ["model_choice", "model"],
+        ["nodes", 0, "model_choice", "model"]
+      ])
+      assert.isUndefined(findings("llm", { model: "gpt-4o" }, LATER, rule)[0]?.fix)
+    })
+
+    it("accepts the current catalogue and null", () => {
+      assert.deepStrictEqual(
+        findings("agent", { voice_model: null, post_call_analysis_model: "gpt-5" }, LATER, rule),
+        []
+      )
+      assert.deepStrictEqual(findings("llm", { model: "claude-4.5-haiku" }, LATER, rule), [])
+    })
+  })
+
+  describe("row 4: conversation-node-tools (2026-04-18)", () => {
+    const rule = "conversation-node-tools"
+    const doc = flow([
+      { id: "start", type: "conversation", instruction: { type: "prompt", text: "Hi" } },
+      { id: "sub", type: "subagent", tools: [{ type: "end_call", name: "end" }] },
+      { id: "ask", type: "conversation", tools: [{ type: "end_call", name: "end" }], tool_ids: ["t1"] },
+      { id: "empty", type: "conversation", tools: [], tool_ids: null }
+    ], {
+      components: [{ name: "c", nodes: [{ id: "x", type: "conversation", tool_ids: ["t2"] }] }]
+    })
+
+    it("is upcoming before 2026-04-18 and deprecated from 00:00 UTC on", () => {
+      assert.deepStrictEqual([...new Set(severities("conversation-flow", doc, "2026-04-17T23:59:59Z", rule))], [
+        "upcoming"
+      ])
+      assert.deepStrictEqual([...new Set(severities("conversation-flow", doc, "2026-04-18T00:00:00Z", rule))], [
+        "deprecated"
+      ])
+      assert.deepStrictEqual([...new Set(severities("conversation-flow", doc, LATER, rule))], ["deprecated"])
+    })
+
+    it("points at tools and tool_ids of conversation nodes, in flows and their components", () => {
+      assert.deepStrictEqual(findings("conversation-flow", doc, LATER, rule).map((f) => f.path), [
+        ["nodes", 2, "tools"],
+        ["nodes", 2, "tool_ids"],
+        ["nodes", 3, "tools"],
+        ["components", 0, "nodes", 0, "tool_ids"]
+      ])
+    })
+
+    it("turns nodes that own tools into subagents and drops empty lists", () => {
+      const fixed = fixClean("conversation-flow", doc, rule) as { nodes: Array<Record<string, unknown>> }
+      assert.strictEqual(fixed.nodes[2]?.type, "subagent")
+      assert.deepStrictEqual(fixed.nodes[3], { id: "empty", type: "conversation", tool_ids: null })
+      const component = { name: "c", nodes: [{ id: "x", type: "conversation", tool_ids: ["t2"] }] }
+      assert.deepStrictEqual(fixClean("flow-component", component, rule), {
+        name: "c",
+        nodes: [{ id: "x", type: "subagent", tool_ids: ["t2"] }]
+      })
+    })
+
+    it("ignores conversation-typed objects outside a nodes list", () => {
+      assert.deepStrictEqual(
+        findings("conversation-flow", flow([], { meta: { type: "conversation", tools: [1] } }), LATER, rule),
+        []
+      )
+    })
+  })
+
+  describe("row 5: legacy-analysis-prompts (2026-06-15)", () => {
+    const rule = "legacy-analysis-prompts"
+    const agent = {
+      agent_name: "support",
+      analysis_summary_prompt: "Summarise in one line.",
+      analysis_successful_prompt: "Did the caller book?",
+      analysis_user_sentiment_prompt: null,
+      post_call_analysis_data: [{ type: "string", name: "order_id", description: "The order id" }]
+    }
+
+    it("is upcoming before 2026-06-15 and removed from 00:00 UTC on", () => {
+      assert.deepStrictEqual([...new Set(severities("agent", agent, "2026-06-14T23:59:59Z", rule))], ["upcoming"])
+      assert.deepStrictEqual([...new Set(severities("agent", agent, "2026-06-15T00:00:00Z", rule))], ["removed"])
+      assert.deepStrictEqual([...new Set(severities("agent", agent, LATER, rule))], ["removed"])
+      assert.deepStrictEqual(findings("agent", agent, LATER, rule).map((f) => f.path), [
+        ["analysis_summary_prompt"],
+        ["analysis_successful_prompt"],
+        ["analysis_user_sentiment_prompt"]
+      ])
+    })
+
+    it("moves the prompts into post_call_analysis_data system presets", () => {
+      assert.deepStrictEqual(fixClean("agent", agent, rule), {
+        agent_name: "support",
+        post_call_analysis_data: [
+          { type: "string", name: "order_id", description: "The order id" },
+          { type: "system-presets", name: "call_summary", description: "Summarise in one line." },
+          { type: "system-presets", name: "call_successful", description: "Did the caller book?" }
+        ]
+      })
+    })
+
+    it("uses the chat presets for a chat agent", () => {
+      const chat = { post_chat_analysis_data: [], analysis_user_sentiment_prompt: "How did they feel?" }
+      assert.deepStrictEqual(fixClean("agent", chat, rule), {
+        post_chat_analysis_data: [{ type: "system-presets", name: "user_sentiment", description: "How did they feel?" }]
+      })
+    })
+
+    it("leaves a clash with an existing preset to a person", () => {
+      const clash = {
+        analysis_summary_prompt: "A",
+        post_call_analysis_data: [{ type: "system-presets", name: "call_summary", description: "B" }]
+      }
+      assert.strictEqual(findings("agent", clash, LATER, rule)[0]?.fix, undefined)
+    })
+  })
+
+  describe("row 7: agent-language-multi (2026-07-31)", () => {
+    const rule = "agent-language-multi"
+    const agent = { voice_id: "v", language: "multi" }
+
+    it("is upcoming until 2026-07-30T23:59:59Z and removed from 2026-07-31T00:00:00Z", () => {
+      assert.deepStrictEqual(severities("agent", agent, "2026-07-30T23:59:59Z", rule), ["upcoming"])
+      assert.deepStrictEqual(severities("agent", agent, "2026-07-31T00:00:00Z", rule), ["removed"])
+      assert.deepStrictEqual(severities("agent", agent, LATER, rule), ["removed"])
+      assert.deepStrictEqual(findings("agent", agent, LATER, rule)[0]?.path, ["language"])
+    })
+
+    it("suggests, but does not apply as safe, the ten-locale array", () => {
+      const all = findings("agent", agent, LATER, rule)
+      assert.strictEqual(all[0]?.fix?.safe, false)
+      assert.deepStrictEqual(fixesOf(all), [])
+      assert.deepStrictEqual(fixClean("agent", agent, rule), { voice_id: "v", language: multiLocales })
+      assert.strictEqual(multiLocales.length, 10)
+    })
+
+    it("accepts locale strings and arrays", () => {
+      assert.deepStrictEqual(findings("agent", { language: "en-US" }, LATER, rule), [])
+      assert.deepStrictEqual(findings("agent", { language: ["en-US", "de-DE"] }, LATER, rule), [])
+    })
+  })
+
+  describe("row 12: calendar-cal-tools (2026-09-30, 2026-10-31)", () => {
+    const rule = "calendar-cal-tools"
+    const cal = (type: string) => ({ type, name: "cal", cal_api_key: "k", event_type_id: 1 })
+    const doc = {
+      llm_id: "l",
+      model: "gpt-4.1",
+      general_tools: [cal("check_availability_cal"), { type: "end_call", name: "end" }],
+      states: [{ name: "s", tools: [cal("book_appointment_cal")] }]
+    }
+
+    it("is upcoming, deprecated from 2026-09-30, removed from 2026-10-31", () => {
+      const points: ReadonlyArray<readonly [string, string]> = [
+        ["2026-09-29T23:59:59Z", "upcoming"],
+        ["2026-09-30T00:00:00Z", "deprecated"],
+        ["2026-10-30T23:59:59Z", "deprecated"],
+        ["2026-10-31T00:00:00Z", "removed"],
+        [LATER, "removed"]
+      ]
+      for (const [instant, severity] of points) {
+        assert.deepStrictEqual([...new Set(severities("llm", doc, instant, rule))], [severity], instant)
+      }
+      assert.include(findings("llm", doc, "2026-10-01T00:00:00Z", rule)[0]?.message, "will be removed on 2026-10-31")
+    })
+
+    it("points at the type of calendar tools wherever they sit", () => {
+      assert.deepStrictEqual(findings("llm", doc, LATER, rule).map((f) => f.path), [
+        ["general_tools", 0, "type"],
+        ["states", 0, "tools", 0, "type"]
+      ])
+      const flowDoc = flow([{ id: "s", type: "subagent", tools: [cal("book_appointment_cal")] }], {
+        tools: [cal("check_availability_cal")],
+        components: [{ name: "c", tools: [cal("book_appointment_cal")], nodes: [] }]
+      })
+      assert.deepStrictEqual(findings("conversation-flow", flowDoc, LATER, rule).map((f) => f.path), [
+        ["nodes", 0, "tools", 0, "type"],
+        ["tools", 0, "type"],
+        ["components", 0, "tools", 0, "type"]
+      ])
+      assert.deepStrictEqual(findings("tool", cal("check_availability_cal"), LATER, rule).map((f) => f.path), [[
+        "type"
+      ]])
+      assert.isUndefined(findings("tool", cal("check_availability_cal"), LATER, rule)[0]?.fix)
+    })
+  })
+
+  it("checks only the rules that apply to a kind", () => {
+    const agentLike = { language: "multi", analysis_summary_prompt: "x", inbound_agent_id: "a" }
+    assert.deepStrictEqual(checkConfig("phone-number", agentLike, at(LATER)).map((f) => f.ruleId), [
+      "phone-number-single-agent-fields"
+    ])
+    assert.deepStrictEqual(checkConfig("agent", agentLike, at(LATER)).map((f) => f.ruleId), [
+      "legacy-analysis-prompts",
+      "agent-language-multi"
+    ])
+  })
+
+  it("fixes several rules of one document together", () => {
+    const doc = flow([
+      {
+        id: "ask",
+        type: "conversation",
+        tools: [transferTool({ type: "cold_transfer", show_transferee_as_caller: true })]
+      }
+    ])
+    const all = checkConfig("conversation-flow", doc, at(LATER))
+    assert.deepStrictEqual(all.map((f) => [f.ruleId, f.path]), [
+      ["conversation-node-tools", ["nodes", 0, "tools"]],
+      ["cold-transfer-mode", ["nodes", 0, "tools", 0, "transfer_option", "show_transferee_as_caller"]]
+    ])
+    const fixed = applyFixes(doc, fixesOf(all))
+    assert.deepStrictEqual(checkConfig("conversation-flow", fixed, at(LATER)), [])
+  })
+})
