@@ -4,10 +4,9 @@
  * and on shutdown logs that it stopped, after its jobs (none yet) released what they hold.
  */
 import { Effect, Layer } from "effect"
-import type { SqlClient } from "effect/sql"
 
 /** @category layers */
-export const layer: Layer.Layer<never, never, SqlClient.SqlClient> = Layer.effectDiscard(
+export const layer: Layer.Layer<never> = Layer.effectDiscard(
   Effect.acquireRelease(
     Effect.logInfo("svc-scheduler started (no jobs registered yet)"),
     () => Effect.logInfo("svc-scheduler stopped")
