@@ -8,6 +8,7 @@ import { Config, Duration, Effect, Layer, Option, Redacted, Schema } from "effec
 import { SqlClient } from "effect/sql"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
 import * as Migrations from "./Migrations.ts"
+import * as SqlErrorMessage from "./SqlErrorMessage.ts"
 
 /**
  * The database is not usable: unreachable, refused the credentials, or failed to migrate.
@@ -57,7 +58,7 @@ export const layerFromUrl = (
       const sql = yield* SqlClient.SqlClient
       yield* sql`SELECT 1`.pipe(
         Effect.mapError((error) =>
-          new DatabaseError({ message: `cannot reach the database at ${where}: ${error.message}` })
+          new DatabaseError({ message: `cannot reach the database at ${where}: ${SqlErrorMessage.describe(error)}` })
         ),
         Effect.timeoutOrElse({
           duration: Duration.seconds(15),
@@ -66,7 +67,9 @@ export const layerFromUrl = (
       )
       if (options.migrate !== false) {
         yield* Migrations.run.pipe(
-          Effect.mapError((error) => new DatabaseError({ message: `migrations failed on ${where}: ${error.message}` }))
+          Effect.mapError((error) =>
+            new DatabaseError({ message: `migrations failed on ${where}: ${SqlErrorMessage.describe(error)}` })
+          )
         )
       }
     })
@@ -74,7 +77,7 @@ export const layerFromUrl = (
   const client = PgClient.layerFrom(
     PgClient.make({ url, maxConnections: options.maxConnections ?? 10, connectTimeout: Duration.seconds(10) }).pipe(
       Effect.mapError((error) =>
-        new DatabaseError({ message: `cannot reach the database at ${where}: ${error.message}` })
+        new DatabaseError({ message: `cannot reach the database at ${where}: ${SqlErrorMessage.describe(error)}` })
       )
     )
   )

@@ -24,6 +24,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as DatabaseAdmin from "./DatabaseAdmin.ts"
+import * as SqlErrorMessage from "./SqlErrorMessage.ts"
 
 /**
  * The embedded server could not be prepared or started; the message says what to change.
@@ -355,7 +356,7 @@ export const start = (options: Options): Effect.Effect<Server, EmbeddedPostgresE
     Effect.tap((server) =>
       DatabaseAdmin.ensureDatabase(server.adminUrl, options.database ?? "svc").pipe(
         Effect.mapError((error) =>
-          new EmbeddedPostgresError({ message: `cannot create the database: ${error.message}` })
+          new EmbeddedPostgresError({ message: `cannot create the database: ${SqlErrorMessage.describe(error)}` })
         )
       )
     ),
