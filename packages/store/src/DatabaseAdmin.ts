@@ -4,7 +4,7 @@
  * per-test-file databases of the integration tests.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, type Redacted } from "effect"
+import { Effect, type Redacted, Schedule } from "effect"
 import { Reactivity } from "effect/reactivity"
 import type { SqlError } from "effect/sql/SqlError"
 
@@ -17,7 +17,12 @@ const withAdmin = <A>(
 ): Effect.Effect<A, SqlError> =>
   Effect.scoped(
     Effect.flatMap(PgClient.makeClient({ url: adminUrl, connectTimeout: "10 seconds" }), body)
-  ).pipe(Effect.provide(Reactivity.layer))
+  ).pipe(
+    // A server that pg_ctl just reported ready can still refuse the first connection on a loaded
+    // machine; connection failures are retried briefly, anything else is final.
+    Effect.retry({ while: (error) => error.reason._tag === "ConnectionError", schedule: Schedule.spaced("500 millis"), times: 6 }),
+    Effect.provide(Reactivity.layer)
+  )
 
 /**
  * Creates `name` (optionally as a copy of `template`) unless it exists. Two processes may race
