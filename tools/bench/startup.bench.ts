@@ -76,7 +76,12 @@ const start: Array<number> = []
 try {
   // First start creates the cluster (initdb); it is the cold case and not counted as warm.
   const coldPort = await freePort()
-  const cold = await timeToReady("npm", ["start"], { ...userEnv, PORT: String(coldPort), SVC_DATA_DIR: dataDir }, `http://127.0.0.1:${coldPort}/readyz`)
+  const cold = await timeToReady(
+    "npm",
+    ["start"],
+    { ...userEnv, PORT: String(coldPort), SVC_DATA_DIR: dataDir },
+    `http://127.0.0.1:${coldPort}/readyz`
+  )
   for (let i = 0; i < rounds; i++) {
     const p1 = await freePort()
     bare.push(
@@ -89,23 +94,42 @@ try {
     )
     const p2 = await freePort()
     start.push(
-      await timeToReady("npm", ["start"], { ...userEnv, PORT: String(p2), SVC_DATA_DIR: dataDir }, `http://127.0.0.1:${p2}/readyz`)
+      await timeToReady(
+        "npm",
+        ["start"],
+        { ...userEnv, PORT: String(p2), SVC_DATA_DIR: dataDir },
+        `http://127.0.0.1:${p2}/readyz`
+      )
     )
   }
   const fmt = (ms: number) => `${ms.toFixed(0)} ms`
   const rows = [
     ["empty program, Node 24 directly (baseline)", median(direct), undefined],
-    ["empty program through the bootstrap (`node tools/bootstrap/bootstrap.cjs`)", median(boot), median(boot) - median(direct)],
-    ["empty program through `npm run` + the bootstrap (what `npm start`/`npm test` add)", median(viaNpm), median(viaNpm) - median(direct)],
+    [
+      "empty program through the bootstrap (`node tools/bootstrap/bootstrap.cjs`)",
+      median(boot),
+      median(boot) - median(direct)
+    ],
+    [
+      "empty program through `npm run` + the bootstrap (what `npm start`/`npm test` add)",
+      median(viaNpm),
+      median(viaNpm) - median(direct)
+    ],
     ["bare node:http server to first 200 (baseline)", median(bare), undefined],
     ["`npm start` (warm: installed, cluster exists) to /readyz 200", median(start), median(start) - median(bare)],
     ["`npm start` first start on a new SVC_DATA_DIR (initdb), one run", cold, undefined]
   ] as const
   process.stdout.write(
-    `Node ${process.version} (bench), system node ${spawnSync("node", ["--version"], { env: userEnv, encoding: "utf8" }).stdout.trim()}` +
-      ` for the user commands; ${rounds} rounds, medians; ${os.cpus().length} cores, load ${os.loadavg()[0]?.toFixed(1)}\n\n` +
+    `Node ${process.version} (bench), system node ${
+      spawnSync("node", ["--version"], { env: userEnv, encoding: "utf8" }).stdout.trim()
+    }` +
+      ` for the user commands; ${rounds} rounds, medians; ${os.cpus().length} cores, load ${
+        os.loadavg()[0]?.toFixed(1)
+      }\n\n` +
       "| measurement | median | over baseline |\n|---|---:|---:|\n" +
-      rows.map(([name, ms, over]) => `| ${name} | ${fmt(ms)} | ${over === undefined ? "" : `+${fmt(over)}`} |`).join("\n") +
+      rows.map(([name, ms, over]) => `| ${name} | ${fmt(ms)} | ${over === undefined ? "" : `+${fmt(over)}`} |`).join(
+        "\n"
+      ) +
       "\n"
   )
 } finally {

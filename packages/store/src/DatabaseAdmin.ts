@@ -20,7 +20,11 @@ const withAdmin = <A>(
   ).pipe(
     // A server that pg_ctl just reported ready can still refuse the first connection on a loaded
     // machine; connection failures are retried briefly, anything else is final.
-    Effect.retry({ while: (error) => error.reason._tag === "ConnectionError", schedule: Schedule.spaced("500 millis"), times: 6 }),
+    Effect.retry({
+      while: (error) => error.reason._tag === "ConnectionError",
+      schedule: Schedule.spaced("500 millis"),
+      times: 6
+    }),
     Effect.provide(Reactivity.layer)
   )
 
