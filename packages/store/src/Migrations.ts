@@ -1,6 +1,8 @@
 /**
- * Schema migrations, run on start by every process that opens the database. Migrations are
- * numbered modules under `migrations/`; they run once, in order, inside one transaction.
+ * Schema migrations, run on start by every process that opens the database. Each migration is a
+ * module `migrations/NNNN_name.ts` whose default export is an Effect; they run once, in id order,
+ * inside one transaction. New migrations are new files: the loader finds them, so no list needs
+ * editing (and a shipped migration is never edited).
  *
  * Safe when several processes start at once: the whole run holds a transaction-level advisory lock,
  * so the second process waits and then finds nothing left to do (effect's Migrator alone creates
@@ -9,11 +11,17 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Migrator from "effect/sql/Migrator"
-import migration0001 from "./migrations/0001_extensions.ts"
+import * as fs from "node:fs"
+import * as path from "node:path"
 
-/** Every migration, by `<id>_<name>`; add new ones at the end and never edit a shipped one. */
-export const all = Migrator.fromRecord({
-  "0001_extensions": migration0001
+const directory = path.join(import.meta.dirname, "migrations")
+
+/** Every `NNNN_name.ts` under `migrations/`, imported in id order. */
+export const all: Migrator.Loader = Effect.suspend(() => {
+  const files = fs.readdirSync(directory).filter((f) => /^\d{4}_\w+\.ts$/.test(f)).sort()
+  const record: Record<string, () => Promise<unknown>> = {}
+  for (const file of files) record[file] = () => import(path.join(directory, file))
+  return Migrator.fromGlob(record)
 })
 
 /** `pg_advisory_xact_lock` key: "svc:migrations" hashed, fixed forever. */
