@@ -1,5 +1,7 @@
 /**
  * The HTTP contract of svc (spec: voice-agent-api.md), shared by the server, its tests and clients.
- * The endpoints arrive with the server issue; the error body is fixed here first.
  */
+export * from "./Api.ts"
+export * from "./Authorization.ts"
 export * as ErrorBody from "./ErrorBody.ts"
+export * as Errors from "./Errors.ts"

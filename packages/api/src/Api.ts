@@ -1,0 +1,25 @@
+/**
+ * The HTTP contract of svc (spec: voice-agent-api.md): the five spec endpoints and the companion
+ * endpoints that make them usable, in the vendor's paths and shapes. The server implements it, the
+ * tests call it through a typed client, and `/openapi.json` is generated from it (version 3.0.0,
+ * spec: Versioning).
+ */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { BackfillGroup } from "./groups/Backfill.ts"
+import { BatchCallsGroup } from "./groups/BatchCalls.ts"
+import { BatchTestsGroup } from "./groups/BatchTests.ts"
+import { ContactsGroup } from "./groups/Contacts.ts"
+
+/** @category models */
+export class Api extends HttpApi.make("svc")
+  .add(ContactsGroup)
+  .add(BackfillGroup)
+  .add(BatchCallsGroup)
+  .add(BatchTestsGroup)
+  .annotateMerge(OpenApi.annotations({
+    title: "svc voice-agent API",
+    version: "3.0.0",
+    description: "Contacts, contact-analysis backfill, batch outbound calls and batch tests. Every error is " +
+      "{\"status\":\"error\",\"message\":\"...\"}."
+  }))
+{}

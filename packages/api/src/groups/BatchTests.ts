@@ -1,0 +1,23 @@
+/** Batch test jobs (spec: GET /get-batch-test/{id}, GET /v2/list-batch-tests). */
+import { ListBatchTestsQuery, ListBatchTestsResponse } from "@svc/domain/models/ListBatchTests.ts"
+import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { Authorization } from "../Authorization.ts"
+import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
+
+export class BatchTestsGroup extends HttpApiGroup.make("batchTests")
+  .add(
+    HttpApiEndpoint.get("getBatchTest", "/get-batch-test/:test_case_batch_job_id", {
+      params: { test_case_batch_job_id: Schema.String },
+      success: TestCaseBatchJob,
+      error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
+    }),
+    HttpApiEndpoint.get("listBatchTests", "/v2/list-batch-tests", {
+      query: ListBatchTestsQuery,
+      success: ListBatchTestsResponse,
+      error: [BadRequest, Unauthorized, TooManyRequests, InternalServerError]
+    })
+  )
+  .middleware(Authorization)
+{}

@@ -1,0 +1,45 @@
+/** Contacts (spec: POST /list-contacts) and the vendor's contact companions. */
+import { Contact } from "@svc/domain/models/Contact.ts"
+import { CreateContactRequest, UpdateContactRequest } from "@svc/domain/models/ContactInput.ts"
+import { ListContactsBody, ListContactsResponse } from "@svc/domain/models/ListContacts.ts"
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Authorization } from "../Authorization.ts"
+import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
+
+const contactId = { contact_id: Schema.String }
+
+export class ContactsGroup extends HttpApiGroup.make("contacts")
+  .add(
+    HttpApiEndpoint.post("listContacts", "/list-contacts", {
+      payload: ListContactsBody,
+      success: ListContactsResponse,
+      error: [BadRequest, Unauthorized, TooManyRequests, InternalServerError]
+    }).annotate(
+      OpenApi.Description,
+      "List contacts: filters (AND), search, sort, cursor or offset paging, exact total"
+    ),
+    HttpApiEndpoint.post("createContact", "/create-contact", {
+      payload: CreateContactRequest,
+      success: Contact.pipe(HttpApiSchema.status(201)),
+      error: [BadRequest, Unauthorized, TooManyRequests, InternalServerError]
+    }),
+    HttpApiEndpoint.get("getContact", "/get-contact/:contact_id", {
+      params: contactId,
+      success: Contact,
+      error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
+    }),
+    HttpApiEndpoint.patch("updateContact", "/update-contact/:contact_id", {
+      params: contactId,
+      payload: UpdateContactRequest,
+      success: Contact,
+      error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
+    }),
+    HttpApiEndpoint.delete("deleteContact", "/delete-contact/:contact_id", {
+      params: contactId,
+      success: HttpApiSchema.NoContent,
+      error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
+    })
+  )
+  .middleware(Authorization)
+{}
