@@ -60,7 +60,11 @@ const load = (bytes: Uint8Array, offset: number): void => {
  */
 const compress = (from: Int32Array, to: Int32Array): void => {
   const w = schedule
-  for (let i = 16; i < 64; i++) w[i] = (w[i - 16]! + smallSigma0(w[i - 15]!) + w[i - 7]! + smallSigma1(w[i - 2]!)) | 0
+  for (let i = 16; i < 64; i++) {
+    const x = w[i - 15]!
+    const y = w[i - 2]!
+    w[i] = (w[i - 16]! + smallSigma0(x) + w[i - 7]! + smallSigma1(y)) | 0
+  }
   let a = from[0]!
   let b = from[1]!
   let c = from[2]!
