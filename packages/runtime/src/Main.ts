@@ -45,3 +45,20 @@ export const launch = <E>(name: string, layer: Layer.Layer<never, E, never>): vo
     }
   )
 }
+
+/**
+ * Runs a one-shot command (an admin subcommand, a CLI): exit 0 when it succeeds, otherwise one line
+ * `<name>: <sentence>` on stderr and exit 1 (130 when interrupted by Ctrl-C).
+ *
+ * @category constructors
+ */
+export const runCommand = <E>(name: string, program: Effect.Effect<unknown, E, never>): void =>
+  NodeRuntime.runMain(program, {
+    disableErrorReporting: true,
+    teardown: (exit, onExit) => {
+      if (Exit.isSuccess(exit)) return onExit(0)
+      if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
+      process.stderr.write(`${name}: ${describeCause(exit.cause)}\n`)
+      return onExit(1)
+    }
+  })

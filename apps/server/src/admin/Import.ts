@@ -1,0 +1,118 @@
+/**
+ * `admin import --kind K --file F.jsonl`: one record per line in the API's own shape, validated
+ * line by line (errors name the line and the field), then stored in one transaction: a file with
+ * any bad line imports nothing.
+ */
+import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
+import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import * as fs from "node:fs"
+
+export const kinds = ["batch-tests"] as const
+export type Kind = (typeof kinds)[number]
+
+/** Bad input file: every problem with its line number (at most 20 listed). */
+export class ImportFailed extends Schema.TaggedError<ImportFailed>()("ImportFailed", { message: Schema.String }) {}
+
+const MAX_LISTED = 20
+
+/** Decodes every non-blank line, or fails listing the bad ones. */
+export const parseLines = <A>(text: string, schema: Schema.Codec<A, unknown>): Effect.Effect<Array<A>, ImportFailed> => {
+  const decode = Schema.decodeUnknownExit(schema)
+  const records: Array<A> = []
+  const problems: Array<string> = []
+  text.split("\n").forEach((line, index) => {
+    if (line.trim() === "") return
+    let json: unknown
+    try {
+      json = JSON.parse(line)
+    } catch {
+      problems.push(`line ${index + 1}: not valid JSON`)
+      return
+    }
+    const exit = decode(json)
+    if (exit._tag === "Success") records.push(exit.value)
+    else {
+      const error = exit.cause.reasons.find((r) => r._tag === "Fail")
+      problems.push(
+        `line ${index + 1}: ${
+          error && Schema.isSchemaError(error.error)
+            ? formatDecodeError(error.error, { input: json, root: "record" })
+            : "invalid record"
+        }`
+      )
+    }
+  })
+  if (problems.length > 0) {
+    const more = problems.length > MAX_LISTED ? `; and ${problems.length - MAX_LISTED} more` : ""
+    return Effect.fail(
+      new ImportFailed({ message: `nothing imported: ${problems.slice(0, MAX_LISTED).join("; ")}${more}` })
+    )
+  }
+  return Effect.succeed(records)
+}
+
+const batchTestRow = (job: TestCaseBatchJob) => {
+  const engine = job.response_engine
+  return {
+    test_case_batch_job_id: job.test_case_batch_job_id,
+    status: job.status,
+    engine_type: engine.type,
+    engine_id: engine.type === "svc-llm"
+      ? engine.llm_id
+      : engine.type === "conversation-flow"
+      ? engine.conversation_flow_id
+      : engine.llm_websocket_url,
+    engine_version: "version" in engine ? engine.version ?? null : null,
+    pass_count: job.pass_count,
+    fail_count: job.fail_count,
+    error_count: job.error_count,
+    total_count: job.total_count,
+    creation_timestamp: job.creation_timestamp,
+    user_modified_timestamp: job.user_modified_timestamp
+  }
+}
+
+export class Importer extends Context.Service<Importer, {
+  readonly importFile: (orgId: string, kind: Kind, file: string) => Effect.Effect<number, ImportFailed>
+}>()("@svc/server/admin/Importer") {
+  static readonly layer = Layer.effect(
+    Importer,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return Importer.of({
+        importFile: Effect.fn("Importer.importFile")(function*(orgId, kind, file) {
+          const text = yield* Effect.try({
+            try: () => fs.readFileSync(file, "utf8"),
+            catch: (error) => new ImportFailed({ message: `cannot read ${file}: ${(error as Error).message}` })
+          })
+          const found = yield* sql`SELECT 1 FROM orgs WHERE org_id = ${orgId}`.pipe(Effect.orDie)
+          if (found.length === 0) return yield* new ImportFailed({ message: `no org ${orgId}` })
+          switch (kind) {
+            case "batch-tests": {
+              const jobs = yield* parseLines(text, TestCaseBatchJob)
+              // One statement over a JSON array: bulk, and atomic with the rest of the file.
+              yield* sql`
+                INSERT INTO test_case_batch_jobs (org_id, test_case_batch_job_id, status, engine_type, engine_id,
+                  engine_version, pass_count, fail_count, error_count, total_count, creation_timestamp, user_modified_timestamp)
+                SELECT ${orgId}, r.test_case_batch_job_id, r.status, r.engine_type, r.engine_id, r.engine_version,
+                  r.pass_count, r.fail_count, r.error_count, r.total_count, r.creation_timestamp, r.user_modified_timestamp
+                FROM jsonb_to_recordset(${JSON.stringify(jobs.map(batchTestRow))}::jsonb) AS r(
+                  test_case_batch_job_id text, status text, engine_type text, engine_id text, engine_version integer,
+                  pass_count integer, fail_count integer, error_count integer, total_count integer,
+                  creation_timestamp bigint, user_modified_timestamp bigint)
+                ON CONFLICT (org_id, test_case_batch_job_id) DO UPDATE SET
+                  status = EXCLUDED.status, pass_count = EXCLUDED.pass_count, fail_count = EXCLUDED.fail_count,
+                  error_count = EXCLUDED.error_count, total_count = EXCLUDED.total_count,
+                  user_modified_timestamp = EXCLUDED.user_modified_timestamp`.pipe(
+                Effect.mapError((error) => new ImportFailed({ message: `nothing imported: ${error.message}` }))
+              )
+              return jobs.length
+            }
+          }
+        })
+      })
+    })
+  )
+}

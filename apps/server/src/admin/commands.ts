@@ -1,0 +1,78 @@
+/**
+ * The admin subcommands (issue 4): create-org, create-api-key, add-phone-number, add-agent, import.
+ * Each prints one JSON document on stdout.
+ */
+import { isE164 } from "@svc/domain/models/E164.ts"
+import { Database } from "@svc/store"
+import { ApiKeys } from "@svc/store/ApiKeys.ts"
+import { Console, Effect, Layer } from "effect"
+import { Command, Flag } from "effect/cli"
+import * as Import from "./Import.ts"
+
+const Store = Layer.mergeAll(ApiKeys.layer, Import.Importer.layer).pipe(Layer.provideMerge(Database.layer))
+
+/** Runs `effect` against the database and prints its result as JSON. */
+const run = <A, E>(effect: Effect.Effect<A, E, ApiKeys | Import.Importer>) =>
+  effect.pipe(
+    Effect.flatMap((result) => Console.log(JSON.stringify(result))),
+    Effect.provide(Store)
+  )
+
+const org = Flag.String("org").pipe(Flag.withDescription("Organisation id (org_…)"))
+
+const createOrg = Command.make(
+  "create-org",
+  {
+    name: Flag.String("name").pipe(Flag.withDescription("Display name")),
+    concurrencyLimit: Flag.Int("concurrency-limit").pipe(
+      Flag.withDescription("Calls in flight the org may have at once"),
+      Flag.withDefault(20)
+    )
+  },
+  ({ concurrencyLimit, name }) =>
+    concurrencyLimit < 1
+      ? Effect.fail(new Error("--concurrency-limit must be at least 1"))
+      : run(Effect.map(Effect.flatMap(ApiKeys, (keys) => keys.createOrg(name, concurrencyLimit)), (org_id) => ({ org_id })))
+).pipe(Command.withDescription("Create an organisation; prints {\"org_id\"}"))
+
+const createApiKey = Command.make(
+  "create-api-key",
+  { org },
+  ({ org }) =>
+    run(Effect.map(Effect.flatMap(ApiKeys, (keys) => keys.createKey(org)), (api_key) => ({ api_key })))
+).pipe(Command.withDescription("Create an API key (shown once; only its hash is stored); prints {\"api_key\"}"))
+
+const addPhoneNumber = Command.make(
+  "add-phone-number",
+  { org, number: Flag.String("number").pipe(Flag.withDescription("E.164 number the org owns")) },
+  ({ number, org }) =>
+    isE164(number)
+      ? run(Effect.as(Effect.flatMap(ApiKeys, (keys) => keys.addPhoneNumber(org, number)), { org_id: org, phone_number: number }))
+      : Effect.fail(new Error(`--number must be an E.164 number like +14155550123 (got "${number}")`))
+).pipe(Command.withDescription("Register a number the org owns (a batch call's from_number)"))
+
+const addAgent = Command.make(
+  "add-agent",
+  {
+    org,
+    agentId: Flag.String("agent-id").pipe(Flag.withDescription("Agent id")),
+    version: Flag.Int("version").pipe(Flag.withDescription("Agent version"), Flag.withDefault(0))
+  },
+  ({ agentId, org, version }) =>
+    version < 0
+      ? Effect.fail(new Error("--version must be 0 or more"))
+      : run(Effect.as(Effect.flatMap(ApiKeys, (keys) => keys.addAgent(org, agentId, version)), { org_id: org, agent_id: agentId, version }))
+).pipe(Command.withDescription("Register an agent version (a task's override_agent_id)"))
+
+const importCommand = Command.make(
+  "import",
+  {
+    org,
+    kind: Flag.Literals("kind", Import.kinds).pipe(Flag.withDescription("What the file holds")),
+    file: Flag.String("file").pipe(Flag.withDescription("JSON Lines file, one record per line"))
+  },
+  ({ file, kind, org }) =>
+    run(Effect.map(Effect.flatMap(Import.Importer, (importer) => importer.importFile(org, kind, file)), (imported) => ({ imported })))
+).pipe(Command.withDescription("Import records from a JSON Lines file, all or nothing; prints {\"imported\": N}"))
+
+export const commands = [createOrg, createApiKey, addPhoneNumber, addAgent, importCommand] as const

@@ -1,0 +1,87 @@
+/**
+ * The bearer-key check and the per-key rate limit, in front of every endpoint.
+ *
+ * - A missing, malformed or unknown key is a 401. A known key puts its org into `CurrentOrg`.
+ *   Lookups are cached for 30 s (a revoked key stops working within that), so a busy key costs one
+ *   hash, not a query, per request.
+ * - Rate limit: `SVC_RATE_LIMIT` requests (default 1,200) per `SVC_RATE_LIMIT_WINDOW_SECONDS`
+ *   (default 60) per key, fixed window, with `RateLimit-Limit`/`-Remaining`/`-Reset` on every
+ *   answer and `Retry-After` on the 429. create-batch-call is never limited: the spec lists no 429
+ *   for it. Memory store per process (design: Redis when replicas must share it; not wired yet).
+ */
+import { Authorization, CurrentOrg } from "@svc/api/Authorization.ts"
+import { unauthorized } from "@svc/api/Errors.ts"
+import { ApiKeys } from "@svc/store/ApiKeys.ts"
+import { Cache, Config, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { RateLimiter } from "effect/persistence"
+
+const KEY_SHAPE = /^[\w-]{8,200}$/
+
+/** Endpoints the spec does not allow to answer 429. */
+const UNLIMITED = new Set(["createBatchCall"])
+
+/** @category models */
+export const RateLimitConfig = Config.all({
+  limit: Config.withDefault(Config.Int("SVC_RATE_LIMIT"), 1200),
+  windowSeconds: Config.withDefault(Config.Int("SVC_RATE_LIMIT_WINDOW_SECONDS"), 60)
+})
+
+const seconds = (d: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMillis(d) / 1000))
+
+/** @category layers */
+export const layer = Layer.effect(
+  Authorization,
+  Effect.gen(function*() {
+    const keys = yield* ApiKeys
+    const limiter = yield* RateLimiter.RateLimiter
+    const { limit, windowSeconds } = yield* RateLimitConfig
+    const cache = yield* Cache.make({
+      capacity: 10_000,
+      timeToLive: Duration.seconds(30),
+      lookup: (key: string) => keys.lookup(key)
+    })
+    return Authorization.of({
+      bearer: Effect.fn("Authorization.bearer")(function*(httpEffect, { credential, endpoint }) {
+        const key = Redacted.value(credential).trim()
+        if (key.length === 0) {
+          return yield* unauthorized("API key missing: send the header Authorization: Bearer <API_KEY>")
+        }
+        if (!KEY_SHAPE.test(key)) return yield* unauthorized("API key malformed: it is not a key this service issues")
+        const owner = yield* Cache.get(cache, key)
+        if (Option.isNone(owner)) return yield* unauthorized("API key invalid: it is unknown or revoked")
+        const handled = Effect.provideService(httpEffect, CurrentOrg, owner.value)
+        if (UNLIMITED.has(endpoint.name)) return yield* handled
+        const consumed = yield* limiter.consume({
+          algorithm: "fixed-window",
+          onExceeded: "fail",
+          window: Duration.seconds(windowSeconds),
+          limit,
+          key: `api:${owner.value.apiKeyId}`
+        }).pipe(Effect.result)
+        if (consumed._tag === "Failure") {
+          const reason = consumed.failure.reason
+          const retryAfter = reason._tag === "RateLimitExceeded" ? seconds(reason.retryAfter) : 1
+          return HttpServerResponse.jsonUnsafe(
+            { status: "error", message: `rate limit of ${limit} requests per ${windowSeconds} s exceeded; retry in ${retryAfter} s` },
+            {
+              status: 429,
+              headers: {
+                "retry-after": String(retryAfter),
+                "ratelimit-limit": String(limit),
+                "ratelimit-remaining": "0",
+                "ratelimit-reset": String(retryAfter)
+              }
+            }
+          )
+        }
+        const response = yield* handled
+        return HttpServerResponse.setHeaders(response, {
+          "ratelimit-limit": String(limit),
+          "ratelimit-remaining": String(Math.max(0, consumed.success.remaining)),
+          "ratelimit-reset": String(seconds(consumed.success.resetAfter))
+        })
+      })
+    })
+  })
+)

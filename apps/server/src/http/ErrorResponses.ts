@@ -1,0 +1,72 @@
+/**
+ * The last word on every response (spec: Errors): whatever went wrong becomes
+ * `{"status":"error","message":...}` with a status the spec lists, and every response carries an
+ * `x-request-id` that is also in the logs.
+ *
+ * - Request decoding failures (malformed JSON, wrong types, rule violations) -> 400 naming the field
+ *   and the rule, through the domain's decode-message formatter.
+ * - Unknown path or method -> 404. An endpoint the deprecation schedule removed -> 404 naming its
+ *   removal date and replacement (decided by the domain's engine as of now, from `Clock`).
+ * - Anything else unexpected -> 500 with a generic message and the request id; the cause is logged,
+ *   never sent (no SQL, no stack traces on the wire).
+ */
+import * as DeprecationEndpoints from "@svc/domain/Deprecation/Endpoints.ts"
+import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
+import { Cause, Clock, Effect } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiError } from "effect/http-api"
+import * as crypto from "node:crypto"
+
+const body = (status: number, message: string) =>
+  HttpServerResponse.jsonUnsafe({ status: "error", message }, { status })
+
+const ROOTS = { Params: "path", Query: "query", Headers: "headers" } as const
+
+/** What the removed-endpoint 404 says, or a plain "no such endpoint". */
+export const notFoundMessage = (method: string, path: string, at: number): string => {
+  const finding = DeprecationEndpoints.checkEndpoint(method, path, at)
+  if (finding !== undefined && finding.status === "removed") {
+    return `${method} ${path} was removed on ${finding.removedOn ?? finding.date}; use ${finding.replacement}`
+  }
+  return `no endpoint ${method} ${path}; see /openapi.json for the API`
+}
+
+/** The response for a failure that escaped the handlers. */
+export const toResponse = (cause: Cause.Cause<unknown>, method: string, path: string, requestId: string) =>
+  Effect.gen(function*() {
+    const error = Cause.squash(cause)
+    if (HttpApiError.HttpApiSchemaError.is(error)) {
+      const kind = error.kind as keyof typeof ROOTS | "Payload" | "Body"
+      const root = kind in ROOTS ? ROOTS[kind as keyof typeof ROOTS] : "request body"
+      return body(400, formatDecodeError(error.cause, { root }))
+    }
+    if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
+      return body(400, "request body is larger than this server accepts (SVC_MAX_BODY_BYTES)")
+    }
+    if (typeof error === "object" && error !== null && "_tag" in error) {
+      if (error._tag === "RouteNotFound") return body(404, notFoundMessage(method, path, yield* Clock.currentTimeMillis))
+      if (error._tag === "RequestParseError") return body(400, "request body could not be read")
+    }
+    yield* Effect.logError("unexpected failure", cause).pipe(Effect.annotateLogs({ requestId }))
+    return body(500, `unexpected server error; quote request id ${requestId} when reporting it`)
+  })
+
+/** @category layers */
+export const layer = HttpRouter.middleware(
+  (httpEffect) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const given = request.headers["x-request-id"]
+      const requestId = given !== undefined && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID()
+      const path = request.url.split("?")[0] ?? request.url
+      const response = yield* httpEffect.pipe(
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : toResponse(cause, request.method, path, requestId)
+        ),
+        Effect.annotateLogs({ requestId })
+      )
+      return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    }),
+  { global: true }
+)
+
