@@ -8,11 +8,9 @@ import { type Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
-import * as Health from "./Health.ts"
+import * as Http from "./Http.ts"
 import { ServerConfig } from "./ServerConfig.ts"
 
-/** Every route of the server. */
-export const routes = Health.layer
 
 /** @category layers */
 export const layer: Layer.Layer<never, Error | Config.ConfigError, SqlClient.SqlClient> = Layer.unwrap(
@@ -32,7 +30,7 @@ export const layer: Layer.Layer<never, Error | Config.ConfigError, SqlClient.Sql
         })
       )
     )
-    return HttpRouter.serve(routes, { disableListenLog: true }).pipe(
+    return HttpRouter.serve(Http.routes, { disableListenLog: true, disableLogger: true }).pipe(
       Layer.provide(listen),
       Layer.tap(() => Effect.logInfo(`svc-server listening on http://localhost:${port}`))
     )

@@ -51,7 +51,7 @@ export const layer = Layer.effect(
         const owner = yield* Cache.get(cache, key)
         if (Option.isNone(owner)) return yield* unauthorized("API key invalid: it is unknown or revoked")
         const handled = Effect.provideService(httpEffect, CurrentOrg, owner.value)
-        if (UNLIMITED.has(endpoint.name)) return yield* handled
+        if (UNLIMITED.has(endpoint.identifier)) return yield* handled
         const consumed = yield* limiter.consume({
           algorithm: "fixed-window",
           onExceeded: "fail",

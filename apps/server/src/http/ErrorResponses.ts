@@ -43,10 +43,13 @@ export const toResponse = (cause: Cause.Cause<unknown>, method: string, path: st
     if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
       return body(400, "request body is larger than this server accepts (SVC_MAX_BODY_BYTES)")
     }
-    if (typeof error === "object" && error !== null && "_tag" in error) {
-      if (error._tag === "RouteNotFound") return body(404, notFoundMessage(method, path, yield* Clock.currentTimeMillis))
-      if (error._tag === "RequestParseError") return body(400, "request body could not be read")
-    }
+    // The router's own failures arrive as HttpServerError with a reason (RouteNotFound, ...).
+    const tag = typeof error === "object" && error !== null && "reason" in error &&
+        typeof error.reason === "object" && error.reason !== null && "_tag" in error.reason
+      ? error.reason._tag
+      : undefined
+    if (tag === "RouteNotFound") return body(404, notFoundMessage(method, path, yield* Clock.currentTimeMillis))
+    if (tag === "RequestParseError") return body(400, "request body could not be read")
     yield* Effect.logError("unexpected failure", cause).pipe(Effect.annotateLogs({ requestId }))
     return body(500, `unexpected server error; quote request id ${requestId} when reporting it`)
   })

@@ -1,0 +1,61 @@
+/**
+ * Every route of svc-server: the HttpApi (spec endpoints and companions, `/openapi.json`), the docs
+ * page (`/docs`), health, metrics, and the global middleware that shapes errors, logs and counts
+ * every request. Needs only a `SqlClient`: the repositories are built here.
+ */
+import { Api } from "@svc/api/Api.ts"
+import { ApiKeys } from "@svc/store/ApiKeys.ts"
+import { BackfillRepo } from "@svc/store/BackfillRepo.ts"
+import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
+import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
+import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
+import { CursorKeys } from "@svc/store/CursorKeys.ts"
+import { ByteSize, Config, Effect, Layer } from "effect"
+import { HttpIncomingMessage, HttpRouter } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { RateLimiter } from "effect/persistence"
+import * as Backfill from "./handlers/Backfill.ts"
+import * as BatchCalls from "./handlers/BatchCalls.ts"
+import * as BatchTests from "./handlers/BatchTests.ts"
+import * as Contacts from "./handlers/Contacts.ts"
+import * as Health from "./Health.ts"
+import * as Authorization from "./http/Authorization.ts"
+import * as DeprecationHeaders from "./http/DeprecationHeaders.ts"
+import * as ErrorResponses from "./http/ErrorResponses.ts"
+import * as Observability from "./http/Observability.ts"
+
+/** Largest request body accepted (bytes); larger is a 400. Default fits 100,000 tasks with overrides. */
+export const MaxBodyBytes = Config.withDefault(Config.Int("SVC_MAX_BODY_BYTES"), 256 * 1024 * 1024)
+
+const bodyLimit = Layer.unwrap(
+  Effect.map(MaxBodyBytes, (bytes) =>
+    HttpRouter.middleware(
+      (httpEffect) => Effect.provideService(httpEffect, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(bytes)),
+      { global: true }
+    ))
+)
+
+const Repositories = Layer.mergeAll(
+  ApiKeys.layer,
+  BackfillRepo.layer,
+  BatchCallsRepo.layer,
+  BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
+  ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
+  RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory))
+)
+
+const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
+  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchTests.layer]),
+  Layer.provide(Authorization.layer)
+)
+
+/** @category layers */
+export const routes = Layer.mergeAll(
+  ApiRoutes,
+  HttpApiScalar.layer(Api, { path: "/docs" }),
+  Health.layer,
+  Observability.layer,
+  ErrorResponses.layer,
+  DeprecationHeaders.layer,
+  bodyLimit
+).pipe(Layer.provide(Repositories))

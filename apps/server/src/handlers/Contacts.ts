@@ -1,0 +1,48 @@
+/**
+ * POST /list-contacts (spec) and the contact companions in the vendor's shapes: create (one contact
+ * per phone number per org; a duplicate is a 400), get, update, delete. The org always comes from
+ * the API key; an id of another org's contact is simply not found.
+ */
+import { Api } from "@svc/api/Api.ts"
+import { CurrentOrg } from "@svc/api/Authorization.ts"
+import { badRequest, notFound } from "@svc/api/Errors.ts"
+import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+
+const missing = (id: string) => notFound(`contact_id ${id} not found`)
+
+/** @category layers */
+export const layer = HttpApiBuilder.group(
+  Api,
+  "contacts",
+  Effect.fn(function*(handlers) {
+    const repo = yield* ContactsRepo
+    return handlers
+      .handle("listContacts", ({ payload }) =>
+        Effect.flatMap(CurrentOrg, ({ orgId }) =>
+          repo.list(orgId, payload).pipe(
+            Effect.catchTag("InvalidPaginationKey", (error) => Effect.fail(badRequest(error.message)))
+          )))
+      .handle("createContact", ({ payload }) =>
+        Effect.flatMap(CurrentOrg, ({ orgId }) =>
+          repo.create(orgId, payload).pipe(
+            Effect.catchTag("DuplicatePhoneNumber", (error) => Effect.fail(badRequest(error.message)))
+          )))
+      .handle("getContact", ({ params }) =>
+        Effect.flatMap(CurrentOrg, ({ orgId }) =>
+          repo.get(orgId, params.contact_id).pipe(
+            Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
+          )))
+      .handle("updateContact", ({ params, payload }) =>
+        Effect.flatMap(CurrentOrg, ({ orgId }) =>
+          repo.update(orgId, params.contact_id, payload).pipe(
+            Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
+          )))
+      .handle("deleteContact", ({ params }) =>
+        Effect.flatMap(CurrentOrg, ({ orgId }) =>
+          repo.delete(orgId, params.contact_id).pipe(
+            Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
+          )))
+  })
+)

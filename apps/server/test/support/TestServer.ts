@@ -1,0 +1,89 @@
+/**
+ * The whole HTTP surface of svc-server on a real, isolated database (a cloned template per server),
+ * served through `HttpRouter.toWebHandler`: real routing, decoding, middleware and SQL, no socket.
+ * `request(...)` sends raw HTTP the way any client (the vendor's included) would.
+ */
+import { ApiKeys } from "@svc/store/ApiKeys.ts"
+import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
+import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { SqlClient } from "effect/sql"
+import * as Http from "../../src/Http.ts"
+
+export interface Response {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly json: unknown
+}
+
+export interface RequestOptions {
+  /** JSON body (serialised) */
+  readonly body?: unknown
+  /** Raw body text, sent as is with Content-Type application/json */
+  readonly raw?: string
+  /** API key; `null` sends no Authorization header; default: the server's first key */
+  readonly key?: string | null
+  readonly headers?: Record<string, string>
+}
+
+export interface TestServer {
+  readonly request: (method: string, path: string, options?: RequestOptions) => Promise<Response>
+  /** A new org with one API key. */
+  readonly org: (name?: string) => Promise<{ readonly orgId: string; readonly key: string }>
+  readonly run: <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | ApiKeys>) => Promise<A>
+  readonly close: () => Promise<void>
+}
+
+/** Starts a server over a fresh database; `env` overrides configuration (e.g. SVC_RATE_LIMIT). */
+export const start = async (env: Record<string, string> = {}): Promise<TestServer> => {
+  const config = ConfigProvider.layer(
+    ConfigProvider.fromEnv({ env: { ...(process.env as Record<string, string>), ...env } })
+  )
+  const scope = Scope.makeUnsafe()
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(ApiKeys.layer.pipe(Layer.provideMerge(TestDatabase.layer), Layer.provide(config)), scope)
+  )
+  const database = Layer.succeedContext(context)
+  const { dispose, handler } = HttpRouter.toWebHandler(
+    Http.routes.pipe(Layer.provide(database), Layer.provide(HttpServer.layerServices), Layer.provide(config)),
+    { disableLogger: true }
+  )
+  const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | ApiKeys>) =>
+    Effect.runPromise(Effect.provideContext(effect, context))
+  let defaultKey: string | undefined
+  const org = async (name = "test org") => {
+    const orgId = await run(Effect.flatMap(ApiKeys, (keys) => keys.createOrg(name)))
+    const key = await run(Effect.flatMap(ApiKeys, (keys) => keys.createKey(orgId)))
+    defaultKey ??= key
+    return { orgId, key }
+  }
+  const request = async (method: string, path: string, options: RequestOptions = {}) => {
+    const headers = new Headers(options.headers)
+    const key = options.key === undefined ? defaultKey : options.key
+    if (key !== null && key !== undefined) headers.set("authorization", `Bearer ${key}`)
+    let body: string | undefined
+    if (options.raw !== undefined) body = options.raw
+    else if (options.body !== undefined) body = JSON.stringify(options.body)
+    if (body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json")
+    const init: RequestInit = body === undefined ? { method, headers } : { method, headers, body }
+    const response = await handler(new Request(`http://svc.test${path}`, init), Context.empty() as Context.Context<never>)
+    const text = await response.text()
+    let json: unknown = undefined
+    try {
+      json = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    return { status: response.status, headers: response.headers, text, json }
+  }
+  return {
+    request,
+    org,
+    run,
+    close: async () => {
+      await dispose()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }
+}
