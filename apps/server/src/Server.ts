@@ -11,7 +11,6 @@ import { createServer } from "node:http"
 import * as Http from "./Http.ts"
 import { ServerConfig } from "./ServerConfig.ts"
 
-
 /** @category layers */
 export const layer: Layer.Layer<never, Error | Config.ConfigError, SqlClient.SqlClient> = Layer.unwrap(
   Effect.gen(function*() {

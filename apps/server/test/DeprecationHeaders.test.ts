@@ -8,7 +8,10 @@ const at = (iso: string) => Date.parse(iso)
 describe("DeprecationHeaders", () => {
   it("marks a deprecated endpoint with Deprecation and Link from its date on, and not before", () => {
     // update-call is deprecated on 2026-08-31 (spec schedule) with no removal date
-    assert.deepStrictEqual(DeprecationHeaders.headersFor("PATCH", "/v2/update-call/call_1", at("2026-08-30T23:59:59Z")), {})
+    assert.deepStrictEqual(
+      DeprecationHeaders.headersFor("PATCH", "/v2/update-call/call_1", at("2026-08-30T23:59:59Z")),
+      {}
+    )
     const headers = DeprecationHeaders.headersFor("PATCH", "/v2/update-call/call_1", at("2026-08-31T00:00:00Z"))
     assert.strictEqual(headers["deprecation"], `@${Date.parse("2026-08-31T00:00:00Z") / 1000}`)
     assert.strictEqual(headers["link"], "</docs>; rel=\"deprecation\"; type=\"text/html\"")

@@ -16,12 +16,14 @@ const isErrorBody = (json: unknown): json is { status: "error"; message: string 
   typeof (json as { message?: unknown }).message === "string" && Object.keys(json).length === 2
 
 describe("authentication", () => {
-  for (const [name, key, message] of [
-    ["missing", null, /API key missing/],
-    ["empty", "", /API key missing/],
-    ["malformed", "not a key!", /API key malformed/],
-    ["unknown", "svc_unknownkeyunknownkeyunknownkey", /API key invalid/]
-  ] as const) {
+  for (
+    const [name, key, message] of [
+      ["missing", null, /API key missing/],
+      ["empty", "", /API key missing/],
+      ["malformed", "not a key!", /API key malformed/],
+      ["unknown", "svc_unknownkeyunknownkeyunknownkey", /API key invalid/]
+    ] as const
+  ) {
     it(`answers 401 in the error shape when the key is ${name}`, async () => {
       const response = await server.request("GET", "/get-backfill-contact-job-status", { key })
       assert.strictEqual(response.status, 401)
@@ -58,12 +60,14 @@ describe("unknown and removed routes", () => {
     assert.isTrue(isErrorBody(response.json))
   })
 
-  for (const [method, path, date] of [
-    ["GET", "/list-agents", "2026-07-31"],
-    ["POST", "/publish-agent/agent_1", "2026-07-20"],
-    ["GET", "/get-agent-versions/agent_1", "2026-09-15"],
-    ["GET", "/list-batch-tests", "2026-06-15"]
-  ] as const) {
+  for (
+    const [method, path, date] of [
+      ["GET", "/list-agents", "2026-07-31"],
+      ["POST", "/publish-agent/agent_1", "2026-07-20"],
+      ["GET", "/get-agent-versions/agent_1", "2026-09-15"],
+      ["GET", "/list-batch-tests", "2026-06-15"]
+    ] as const
+  ) {
     it(`answers removed ${method} ${path} with 404 naming ${date} and the replacement`, async () => {
       const response = await server.request(method, path)
       assert.strictEqual(response.status, 404)
@@ -85,7 +89,9 @@ describe("every response", () => {
 
 describe("request decoding", () => {
   it("answers malformed JSON with 400 naming the body", async () => {
-    const response = await server.request("POST", "/backfill-contact-analysis-data", { raw: "{\"backfill_attributes\": [" })
+    const response = await server.request("POST", "/backfill-contact-analysis-data", {
+      raw: "{\"backfill_attributes\": ["
+    })
     assert.strictEqual(response.status, 400)
     assert.isTrue(isErrorBody(response.json), response.text)
   })
@@ -115,7 +121,15 @@ describe("OpenAPI", () => {
       components: { securitySchemes: Record<string, { scheme: string }> }
     }
     assert.strictEqual(doc.info.version, "3.0.0")
-    for (const path of ["/list-contacts", "/backfill-contact-analysis-data", "/create-batch-call", "/get-batch-test/{test_case_batch_job_id}", "/v2/list-batch-tests"]) {
+    for (
+      const path of [
+        "/list-contacts",
+        "/backfill-contact-analysis-data",
+        "/create-batch-call",
+        "/get-batch-test/{test_case_batch_job_id}",
+        "/v2/list-batch-tests"
+      ]
+    ) {
       assert.property(doc.paths, path)
     }
     assert.strictEqual(doc.components.securitySchemes["bearer"]?.scheme, "Bearer")

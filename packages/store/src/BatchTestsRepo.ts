@@ -3,7 +3,7 @@
  * (svc-llm by llm_id, conversation-flow by conversation_flow_id), newest first, with keyset keys.
  * `version` defaults to the latest version that has jobs for that engine (issue 4).
  */
-import { ListBatchTestsQuery } from "@svc/domain/models/ListBatchTests.ts"
+import { type ListBatchTestsQuery, ListBatchTestsResponse } from "@svc/domain/models/ListBatchTests.ts"
 import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Context, Effect, Layer, Result, Schema } from "effect"
@@ -20,13 +20,6 @@ export class BatchTestNotFound extends Schema.TaggedError<BatchTestNotFound>()("
 export class InvalidPaginationKey extends Schema.TaggedError<InvalidPaginationKey>()("InvalidPaginationKey", {
   message: Schema.String
 }) {}
-
-/** @category models */
-export interface Page {
-  readonly has_more: boolean
-  readonly items: ReadonlyArray<TestCaseBatchJob>
-  readonly pagination_key?: string
-}
 
 interface Row {
   readonly test_case_batch_job_id: string
@@ -64,7 +57,10 @@ export const toJob = (row: Row): TestCaseBatchJob =>
 
 export class BatchTestsRepo extends Context.Service<BatchTestsRepo, {
   readonly get: (orgId: string, id: string) => Effect.Effect<TestCaseBatchJob, BatchTestNotFound>
-  readonly list: (orgId: string, query: ListBatchTestsQuery) => Effect.Effect<Page, InvalidPaginationKey>
+  readonly list: (
+    orgId: string,
+    query: ListBatchTestsQuery
+  ) => Effect.Effect<ListBatchTestsResponse, InvalidPaginationKey>
 }>()("@svc/store/BatchTestsRepo") {
   static readonly layer = Layer.effect(
     BatchTestsRepo,
@@ -120,16 +116,18 @@ export class BatchTestsRepo extends Context.Service<BatchTestsRepo, {
           const items = rows.slice(0, query.limit).map(toJob)
           const last = items[items.length - 1]
           const has_more = rows.length > query.limit
-          return has_more && last !== undefined
-            ? {
-              has_more,
-              items,
-              pagination_key: cursors.encode(
-                { sortValue: last.creation_timestamp, id: last.test_case_batch_job_id },
-                context
-              )
-            }
-            : { has_more, items }
+          return new ListBatchTestsResponse(
+            has_more && last !== undefined
+              ? {
+                has_more,
+                items,
+                pagination_key: cursors.encode(
+                  { sortValue: last.creation_timestamp, id: last.test_case_batch_job_id },
+                  context
+                )
+              }
+              : { has_more, items }
+          )
         })
       })
     })

@@ -18,7 +18,10 @@ export class ImportFailed extends Schema.TaggedError<ImportFailed>()("ImportFail
 const MAX_LISTED = 20
 
 /** Decodes every non-blank line, or fails listing the bad ones. */
-export const parseLines = <A>(text: string, schema: Schema.Codec<A, unknown>): Effect.Effect<Array<A>, ImportFailed> => {
+export const parseLines = <A>(
+  text: string,
+  schema: Schema.Codec<A, unknown>
+): Effect.Effect<Array<A>, ImportFailed> => {
   const decode = Schema.decodeUnknownExit(schema)
   const records: Array<A> = []
   const problems: Array<string> = []

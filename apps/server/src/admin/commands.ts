@@ -32,14 +32,15 @@ const createOrg = Command.make(
   ({ concurrencyLimit, name }) =>
     concurrencyLimit < 1
       ? Effect.fail(new Error("--concurrency-limit must be at least 1"))
-      : run(Effect.map(Effect.flatMap(ApiKeys, (keys) => keys.createOrg(name, concurrencyLimit)), (org_id) => ({ org_id })))
+      : run(
+        Effect.map(Effect.flatMap(ApiKeys, (keys) => keys.createOrg(name, concurrencyLimit)), (org_id) => ({ org_id }))
+      )
 ).pipe(Command.withDescription("Create an organisation; prints {\"org_id\"}"))
 
 const createApiKey = Command.make(
   "create-api-key",
   { org },
-  ({ org }) =>
-    run(Effect.map(Effect.flatMap(ApiKeys, (keys) => keys.createKey(org)), (api_key) => ({ api_key })))
+  ({ org }) => run(Effect.map(Effect.flatMap(ApiKeys, (keys) => keys.createKey(org)), (api_key) => ({ api_key })))
 ).pipe(Command.withDescription("Create an API key (shown once; only its hash is stored); prints {\"api_key\"}"))
 
 const addPhoneNumber = Command.make(
@@ -47,7 +48,12 @@ const addPhoneNumber = Command.make(
   { org, number: Flag.String("number").pipe(Flag.withDescription("E.164 number the org owns")) },
   ({ number, org }) =>
     isE164(number)
-      ? run(Effect.as(Effect.flatMap(ApiKeys, (keys) => keys.addPhoneNumber(org, number)), { org_id: org, phone_number: number }))
+      ? run(
+        Effect.as(Effect.flatMap(ApiKeys, (keys) => keys.addPhoneNumber(org, number)), {
+          org_id: org,
+          phone_number: number
+        })
+      )
       : Effect.fail(new Error(`--number must be an E.164 number like +14155550123 (got "${number}")`))
 ).pipe(Command.withDescription("Register a number the org owns (a batch call's from_number)"))
 
@@ -61,7 +67,13 @@ const addAgent = Command.make(
   ({ agentId, org, version }) =>
     version < 0
       ? Effect.fail(new Error("--version must be 0 or more"))
-      : run(Effect.as(Effect.flatMap(ApiKeys, (keys) => keys.addAgent(org, agentId, version)), { org_id: org, agent_id: agentId, version }))
+      : run(
+        Effect.as(Effect.flatMap(ApiKeys, (keys) => keys.addAgent(org, agentId, version)), {
+          org_id: org,
+          agent_id: agentId,
+          version
+        })
+      )
 ).pipe(Command.withDescription("Register an agent version (a task's override_agent_id)"))
 
 const importCommand = Command.make(
@@ -72,7 +84,12 @@ const importCommand = Command.make(
     file: Flag.String("file").pipe(Flag.withDescription("JSON Lines file, one record per line"))
   },
   ({ file, kind, org }) =>
-    run(Effect.map(Effect.flatMap(Import.Importer, (importer) => importer.importFile(org, kind, file)), (imported) => ({ imported })))
+    run(
+      Effect.map(
+        Effect.flatMap(Import.Importer, (importer) => importer.importFile(org, kind, file)),
+        (imported) => ({ imported })
+      )
+    )
 ).pipe(Command.withDescription("Import records from a JSON Lines file, all or nothing; prints {\"imported\": N}"))
 
 export const commands = [createOrg, createApiKey, addPhoneNumber, addAgent, importCommand] as const

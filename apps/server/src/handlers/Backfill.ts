@@ -12,8 +12,10 @@ export const layer = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const repo = yield* BackfillRepo
     return handlers
-      .handle("backfillContactAnalysisData", ({ payload }) =>
-        Effect.flatMap(CurrentOrg, ({ orgId }) => repo.start(orgId, payload, "manual")))
+      .handle(
+        "backfillContactAnalysisData",
+        ({ payload }) => Effect.flatMap(CurrentOrg, ({ orgId }) => repo.start(orgId, payload, "manual"))
+      )
       .handle("getBackfillContactJobStatus", () => Effect.flatMap(CurrentOrg, ({ orgId }) => repo.status(orgId)))
   })
 )

@@ -6,9 +6,12 @@
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { badRequest, notFound } from "@svc/api/Errors.ts"
+import { ListContactsBody } from "@svc/domain/models/ListContacts.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+
+const emptyListRequest = Schema.decodeUnknownSync(ListContactsBody)({})
 
 const missing = (id: string) => notFound(`contact_id ${id} not found`)
 
@@ -19,30 +22,45 @@ export const layer = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const repo = yield* ContactsRepo
     return handlers
-      .handle("listContacts", ({ payload }) =>
-        Effect.flatMap(CurrentOrg, ({ orgId }) =>
-          repo.list(orgId, payload).pipe(
-            Effect.catchTag("InvalidPaginationKey", (error) => Effect.fail(badRequest(error.message)))
-          )))
-      .handle("createContact", ({ payload }) =>
-        Effect.flatMap(CurrentOrg, ({ orgId }) =>
-          repo.create(orgId, payload).pipe(
-            Effect.catchTag("DuplicatePhoneNumber", (error) => Effect.fail(badRequest(error.message)))
-          )))
-      .handle("getContact", ({ params }) =>
-        Effect.flatMap(CurrentOrg, ({ orgId }) =>
-          repo.get(orgId, params.contact_id).pipe(
-            Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
-          )))
-      .handle("updateContact", ({ params, payload }) =>
-        Effect.flatMap(CurrentOrg, ({ orgId }) =>
-          repo.update(orgId, params.contact_id, payload).pipe(
-            Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
-          )))
-      .handle("deleteContact", ({ params }) =>
-        Effect.flatMap(CurrentOrg, ({ orgId }) =>
-          repo.delete(orgId, params.contact_id).pipe(
-            Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
-          )))
+      .handle(
+        "listContacts",
+        ({ payload }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            repo.list(orgId, payload ?? emptyListRequest).pipe(
+              Effect.catchTag("InvalidPaginationKey", (error) => Effect.fail(badRequest(error.message)))
+            ))
+      )
+      .handle(
+        "createContact",
+        ({ payload }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            repo.create(orgId, payload).pipe(
+              Effect.catchTag("DuplicatePhoneNumber", (error) => Effect.fail(badRequest(error.message)))
+            ))
+      )
+      .handle(
+        "getContact",
+        ({ params }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            repo.get(orgId, params.contact_id).pipe(
+              Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
+            ))
+      )
+      .handle(
+        "updateContact",
+        ({ params, payload }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            repo.update(orgId, params.contact_id, payload).pipe(
+              Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
+            ))
+      )
+      .handle(
+        "deleteContact",
+        ({ params }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            repo.delete(orgId, params.contact_id).pipe(
+              Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
+            ))
+      )
   })
 )

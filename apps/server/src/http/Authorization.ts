@@ -63,7 +63,10 @@ export const layer = Layer.effect(
           const reason = consumed.failure.reason
           const retryAfter = reason._tag === "RateLimitExceeded" ? seconds(reason.retryAfter) : 1
           return HttpServerResponse.jsonUnsafe(
-            { status: "error", message: `rate limit of ${limit} requests per ${windowSeconds} s exceeded; retry in ${retryAfter} s` },
+            {
+              status: "error",
+              message: `rate limit of ${limit} requests per ${windowSeconds} s exceeded; retry in ${retryAfter} s`
+            },
             {
               status: 429,
               headers: {

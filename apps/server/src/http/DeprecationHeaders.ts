@@ -34,7 +34,11 @@ export const layer = HttpRouter.middleware(
       const request = yield* HttpServerRequest.HttpServerRequest
       const response = yield* httpEffect
       if (response.status >= 400) return response
-      const headers = headersFor(request.method, request.url.split("?")[0] ?? request.url, yield* Clock.currentTimeMillis)
+      const headers = headersFor(
+        request.method,
+        request.url.split("?")[0] ?? request.url,
+        yield* Clock.currentTimeMillis
+      )
       return Object.keys(headers).length === 0 ? response : HttpServerResponse.setHeaders(response, headers)
     }),
   { global: true }

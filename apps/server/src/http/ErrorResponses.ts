@@ -35,7 +35,8 @@ export const notFoundMessage = (method: string, path: string, at: number): strin
 export const toResponse = (cause: Cause.Cause<unknown>, method: string, path: string, requestId: string) =>
   Effect.gen(function*() {
     const error = Cause.squash(cause)
-    if (HttpApiError.HttpApiSchemaError.is(error)) {
+    // A response that does not match its own schema is our bug: a 500, logged below.
+    if (HttpApiError.HttpApiSchemaError.is(error) && error.kind !== "Body" && error.kind !== "ResponseHeaders") {
       const kind = error.kind as keyof typeof ROOTS | "Payload" | "Body"
       const root = kind in ROOTS ? ROOTS[kind as keyof typeof ROOTS] : "request body"
       return body(400, formatDecodeError(error.cause, { root }))
@@ -72,4 +73,3 @@ export const layer = HttpRouter.middleware(
     }),
   { global: true }
 )
-

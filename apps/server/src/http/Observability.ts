@@ -27,7 +27,9 @@ const KNOWN = new Set([
 /** The metric label for a request path. */
 export const routeOf = (path: string): string => {
   if (KNOWN.has(path)) return path
-  const prefix = WITH_ID.find((p) => path.startsWith(p) && path.length > p.length && !path.slice(p.length).includes("/"))
+  const prefix = WITH_ID.find((p) =>
+    path.startsWith(p) && path.length > p.length && !path.slice(p.length).includes("/")
+  )
   return prefix === undefined ? "unmatched" : `${prefix}:id`
 }
 

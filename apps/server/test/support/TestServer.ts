@@ -67,7 +67,10 @@ export const start = async (env: Record<string, string> = {}): Promise<TestServe
     else if (options.body !== undefined) body = JSON.stringify(options.body)
     if (body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json")
     const init: RequestInit = body === undefined ? { method, headers } : { method, headers, body }
-    const response = await handler(new Request(`http://svc.test${path}`, init), Context.empty() as Context.Context<never>)
+    const response = await handler(
+      new Request(`http://svc.test${path}`, init),
+      Context.empty() as Context.Context<never>
+    )
     const text = await response.text()
     let json: unknown = undefined
     try {

@@ -12,7 +12,9 @@ const contactId = { contact_id: Schema.String }
 export class ContactsGroup extends HttpApiGroup.make("contacts")
   .add(
     HttpApiEndpoint.post("listContacts", "/list-contacts", {
-      payload: ListContactsBody,
+      // The second schema only tells the builder that an empty body decodes as JSON null, which
+      // ListContactsBody already reads as {} (design: null or empty body = {}).
+      payload: [ListContactsBody, Schema.Null],
       success: ListContactsResponse,
       error: [BadRequest, Unauthorized, TooManyRequests, InternalServerError]
     }).annotate(
