@@ -7,7 +7,7 @@ import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { SqlClient } from "effect/sql"
+import type { SqlClient } from "effect/sql"
 import * as Http from "../../src/Http.ts"
 
 export interface Response {
@@ -72,11 +72,11 @@ export const start = async (env: Record<string, string> = {}): Promise<TestServe
       Context.empty() as Context.Context<never>
     )
     const text = await response.text()
-    let json: unknown = undefined
+    let json: unknown
     try {
       json = text === "" ? undefined : JSON.parse(text)
     } catch {
-      json = undefined
+      // not JSON: tests look at `text`
     }
     return { status: response.status, headers: response.headers, text, json }
   }
