@@ -63,12 +63,18 @@ export const layer = HttpRouter.middleware(
       const given = request.headers["x-request-id"]
       const requestId = given !== undefined && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID()
       const path = request.url.split("?")[0] ?? request.url
-      const response = yield* httpEffect.pipe(
+      const answered = yield* httpEffect.pipe(
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : toResponse(cause, request.method, path, requestId)
         ),
         Effect.annotateLogs({ requestId })
       )
+      // The framework answers a few refusals itself, outside the spec's statuses and shape.
+      const response = answered.status === 415
+        ? body(400, `Content-Type ${request.headers["content-type"] ?? ""} is not supported; send application/json`)
+        : answered.status === 413
+        ? body(400, "request body is larger than this server accepts (SVC_MAX_BODY_BYTES)")
+        : answered
       return HttpServerResponse.setHeader(response, "x-request-id", requestId)
     }),
   { global: true }
