@@ -27,6 +27,8 @@ export const randomId = (prefix: string, bytes = 12) => `${prefix}_${crypto.rand
 
 export class ApiKeys extends Context.Service<ApiKeys, {
   readonly createOrg: (name: string, concurrencyLimit?: number) => Effect.Effect<string>
+  /** Succeeds when the org exists. */
+  readonly requireOrg: (orgId: string) => Effect.Effect<void, OrgNotFound>
   /** A new key for the org; the plaintext is returned once and never stored. */
   readonly createKey: (orgId: string) => Effect.Effect<string, OrgNotFound>
   readonly lookup: (key: string) => Effect.Effect<Option.Option<KeyOwner>>
@@ -43,6 +45,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
             ? Effect.void
             : Effect.fail(new OrgNotFound({ orgId, message: `no org ${orgId}` })))
       return ApiKeys.of({
+        requireOrg: (orgId) => exists(orgId).pipe(Effect.catchTag("SqlError", Effect.die)),
         createOrg: Effect.fn("ApiKeys.createOrg")(function*(name, concurrencyLimit = 20) {
           const orgId = randomId("org")
           const now = yield* Clock.currentTimeMillis

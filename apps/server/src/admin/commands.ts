@@ -5,14 +5,16 @@
 import { isE164 } from "@svc/domain/models/E164.ts"
 import { Database } from "@svc/store"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
+import * as ContactSeed from "@svc/store/ContactSeed.ts"
 import { Console, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
+import type { SqlClient } from "effect/sql"
 import * as Import from "./Import.ts"
 
 const Store = Layer.mergeAll(ApiKeys.layer, Import.Importer.layer).pipe(Layer.provideMerge(Database.layer))
 
 /** Runs `effect` against the database and prints its result as JSON. */
-const run = <A, E>(effect: Effect.Effect<A, E, ApiKeys | Import.Importer>) =>
+const run = <A, E>(effect: Effect.Effect<A, E, ApiKeys | Import.Importer | SqlClient.SqlClient>) =>
   effect.pipe(
     Effect.flatMap((result) => Console.log(JSON.stringify(result))),
     Effect.provide(Store)
@@ -92,4 +94,45 @@ const importCommand = Command.make(
     )
 ).pipe(Command.withDescription("Import records from a JSON Lines file, all or nothing; prints {\"imported\": N}"))
 
-export const commands = [createOrg, createApiKey, addPhoneNumber, addAgent, importCommand] as const
+/** A one-line progress bar on stderr (stdout stays pure JSON). */
+const progressBar = (progress: ContactSeed.SeedProgress) => {
+  const percent = progress.total === 0 ? 100 : Math.floor((progress.done / progress.total) * 100)
+  const filled = Math.floor(percent / 4)
+  process.stderr.write(
+    `\r${progress.phase.padEnd(7)} [${"#".repeat(filled)}${
+      ".".repeat(25 - filled)
+    }] ${progress.done}/${progress.total} ${percent}%`
+  )
+  if (progress.done >= progress.total) process.stderr.write("\n")
+}
+
+const seed = Command.make(
+  "seed",
+  {
+    org,
+    contacts: Flag.Int("contacts").pipe(Flag.withDescription("How many synthetic contacts to add")),
+    seed: Flag.Int("seed").pipe(
+      Flag.withDescription("Random seed: the same seed gives the same contacts"),
+      Flag.withDefault(1)
+    )
+  },
+  ({ contacts, org, seed }) =>
+    contacts < 0
+      ? Effect.fail(new Error("--contacts must be 0 or more"))
+      : run(
+        Effect.gen(function*() {
+          yield* Effect.flatMap(ApiKeys, (keys) => keys.requireOrg(org))
+          const result = yield* ContactSeed.load([{ orgId: org, contacts }], { seed, onProgress: progressBar }).pipe(
+            Effect.orDie
+          )
+          return {
+            org_id: org,
+            inserted: result.inserted[0]?.contacts ?? 0,
+            rebuilt_indexes: result.rebuiltIndexes,
+            millis: result.millis
+          }
+        })
+      )
+).pipe(Command.withDescription("Add realistic synthetic contacts (names, numbers, tags, custom fields, history)"))
+
+export const commands = [createOrg, createApiKey, addPhoneNumber, addAgent, importCommand, seed] as const
