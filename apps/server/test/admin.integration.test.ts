@@ -1,0 +1,108 @@
+// The admin CLI as an operator runs it: a separate process, JSON on stdout, one clear line on
+// stderr and exit 1 on bad input; here against its own database through DATABASE_URL.
+import { assert, describe, it } from "@effect/vitest"
+import { DatabaseAdmin } from "@svc/store"
+import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
+import { Effect, Redacted } from "effect"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const admin = path.resolve(import.meta.dirname, "..", "src", "admin.ts")
+
+const databaseUrl = Effect.runPromise(Effect.gen(function*() {
+  const url = yield* TestDatabase.adminUrl
+  const name = `svc_admin_${process.pid}`
+  yield* DatabaseAdmin.dropDatabase(url, name)
+  yield* DatabaseAdmin.ensureDatabase(url, name, process.env["SVC_TEST_TEMPLATE"])
+  return Redacted.value(TestDatabase.urlFor(url, name))
+}))
+
+const run = async (...args: Array<string>) => {
+  const result = spawnSync(process.execPath, [admin, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, DATABASE_URL: await databaseUrl, LOG_LEVEL: "Warn" }
+  })
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>
+
+describe("admin", () => {
+  it("creates an org, a key, a number and an agent, printing JSON", async () => {
+    const org = await run("create-org", "--name", "Acme", "--concurrency-limit", "5")
+    assert.strictEqual(org.status, 0, org.stderr)
+    const orgId = String(json(org.stdout)["org_id"])
+    assert.match(orgId, /^org_[0-9a-f]{24}$/)
+    const key = await run("create-api-key", "--org", orgId)
+    assert.match(String(json(key.stdout)["api_key"]), /^svc_[\w-]{43}$/)
+    assert.deepStrictEqual(json((await run("add-phone-number", "--org", orgId, "--number", "+14155550100")).stdout), {
+      org_id: orgId,
+      phone_number: "+14155550100"
+    })
+    assert.deepStrictEqual(
+      json((await run("add-agent", "--org", orgId, "--agent-id", "agent_1", "--version", "2")).stdout),
+      {
+        org_id: orgId,
+        agent_id: "agent_1",
+        version: 2
+      }
+    )
+  }, 60_000)
+
+  it("refuses bad input with one line on stderr and exit 1", async () => {
+    const noOrg = await run("create-api-key", "--org", "org_missing")
+    assert.strictEqual(noOrg.status, 1)
+    assert.strictEqual(noOrg.stdout, "")
+    assert.include(noOrg.stderr, "admin: no org org_missing\n")
+    const org = String(json((await run("create-org", "--name", "B")).stdout)["org_id"])
+    const badNumber = await run("add-phone-number", "--org", org, "--number", "555")
+    assert.strictEqual(badNumber.status, 1)
+    assert.include(badNumber.stderr, "admin: --number must be an E.164 number like +14155550123 (got \"555\")\n")
+  }, 60_000)
+
+  it("imports batch tests all or nothing, naming bad lines", async () => {
+    const org = String(json((await run("create-org", "--name", "C")).stdout)["org_id"])
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-import-"))
+    try {
+      const good = {
+        test_case_batch_job_id: "job_1",
+        status: "in_progress",
+        response_engine: { type: "conversation-flow", conversation_flow_id: "flow_1", version: 1 },
+        pass_count: 1,
+        fail_count: 0,
+        error_count: 0,
+        total_count: 3,
+        creation_timestamp: 10,
+        user_modified_timestamp: 11
+      }
+      const file = path.join(dir, "jobs.jsonl")
+      fs.writeFileSync(
+        file,
+        [JSON.stringify(good), JSON.stringify({ ...good, test_case_batch_job_id: "job_2", pass_count: -1 }), "{oops"]
+          .join("\n")
+      )
+      const bad = await run("import", "--org", org, "--kind", "batch-tests", "--file", file)
+      assert.strictEqual(bad.status, 1)
+      assert.match(bad.stderr, /nothing imported: line 2: pass_count .*; line 3: not valid JSON/)
+      fs.writeFileSync(
+        file,
+        `${JSON.stringify(good)}\n\n${JSON.stringify({ ...good, test_case_batch_job_id: "job_2" })}\n`
+      )
+      const ok = await run("import", "--org", org, "--kind", "batch-tests", "--file", file)
+      assert.strictEqual(ok.status, 0, ok.stderr)
+      assert.deepStrictEqual(json(ok.stdout), { imported: 2 })
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it("seeds synthetic contacts deterministically", async () => {
+    const org = String(json((await run("create-org", "--name", "D")).stdout)["org_id"])
+    const seeded = await run("seed", "--org", org, "--contacts", "500", "--seed", "7")
+    assert.strictEqual(seeded.status, 0, seeded.stderr)
+    assert.strictEqual(json(seeded.stdout)["inserted"], 500)
+    assert.include(seeded.stderr, "500/500 100%")
+  }, 60_000)
+})
