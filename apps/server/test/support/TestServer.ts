@@ -32,6 +32,8 @@ export interface TestServer {
   /** A new org with one API key. */
   readonly org: (name?: string) => Promise<{ readonly orgId: string; readonly key: string }>
   readonly run: <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | ApiKeys>) => Promise<A>
+  /** `fetch` into the server, for HTTP clients (the typed HttpApiClient) that take a fetch. */
+  readonly fetch: typeof globalThis.fetch
   readonly close: () => Promise<void>
 }
 
@@ -80,10 +82,13 @@ export const start = async (env: Record<string, string> = {}): Promise<TestServe
     }
     return { status: response.status, headers: response.headers, text, json }
   }
+  const fetch: typeof globalThis.fetch = (input, init) =>
+    handler(new Request(input, init), Context.empty() as Context.Context<never>)
   return {
     request,
     org,
     run,
+    fetch,
     close: async () => {
       await dispose()
       await Effect.runPromise(Scope.close(scope, Exit.void))
