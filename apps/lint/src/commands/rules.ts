@@ -4,12 +4,9 @@
  */
 import * as DeprecationRule from "@svc/domain/Deprecation/Rule.ts"
 import * as DeprecationSchedule from "@svc/domain/Deprecation/Schedule.ts"
-import { Clock, Console, Effect, Option, Schema } from "effect"
+import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-
-const IsoDate = Schema.String.pipe(
-  Schema.check(Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/, { message: "Expected a date as YYYY-MM-DD" }))
-)
+import * as AsOf from "../AsOf.ts"
 
 /** One rule as `svc-lint rules --json` prints it. */
 export const describe = (rule: DeprecationRule.Rule, at: number) => ({
@@ -26,15 +23,11 @@ export const describe = (rule: DeprecationRule.Rule, at: number) => ({
 export const rules = Command.make(
   "rules",
   {
-    asOf: Flag.String("as-of").pipe(
-      Flag.withDescription("Classify the rules as of this UTC date (YYYY-MM-DD); default today"),
-      Flag.withSchema(IsoDate),
-      Flag.optional
-    ),
+    asOf: AsOf.asOfFlag,
     json: Flag.Boolean("json").pipe(Flag.withDescription("Print JSON"), Flag.withDefault(false))
   },
   Effect.fn("svc-lint.rules")(function*({ asOf, json }) {
-    const at = Option.isSome(asOf) ? DeprecationRule.utcMidnight(asOf.value) : yield* Clock.currentTimeMillis
+    const { at } = yield* AsOf.resolve(asOf)
     const rows = DeprecationSchedule.rules.map((rule) => describe(rule, at))
     if (json) {
       yield* Console.log(JSON.stringify(rows, null, 2))
@@ -45,5 +38,6 @@ export const rules = Command.make(
       const dates = row.dates.map((d) => `${d.date} ${d.status}`).join(", ")
       yield* Console.log(`${row.id.padEnd(width)}  ${row.status.padEnd(10)}  ${dates}  -> ${row.replacement}`)
     }
+    yield* Console.log("\nsvc-lint explain RULE shows one rule's page; the linter's own rules are listed there too.")
   })
 ).pipe(Command.withDescription("List the deprecation rules and their status as of a date"))

@@ -23,9 +23,10 @@ describe("svc-lint rules", () => {
     assert.match(result.stdout, /^get-agent-versions\s+removed\s+2026-09-15 removed\s+-> /m)
   })
 
-  it("rejects a malformed date with exit code 1 and says the format", () => {
+  it("rejects a malformed or impossible date as a usage error (exit code 2) and says the format", () => {
     const result = lint("rules", "--as-of", "2026-8-1")
-    assert.strictEqual(result.status, 1)
+    assert.strictEqual(result.status, 2)
     assert.include(result.stdout + result.stderr, "Expected a date as YYYY-MM-DD")
+    assert.strictEqual(lint("rules", "--as-of", "2026-02-30").status, 2)
   })
 })
