@@ -35,7 +35,10 @@ export const layer = HttpApiBuilder.group(
         ({ payload }) =>
           Effect.flatMap(CurrentOrg, ({ orgId }) =>
             repo.create(orgId, payload).pipe(
-              Effect.catchTag("DuplicatePhoneNumber", (error) => Effect.fail(badRequest(error.message)))
+              Effect.catchTags({
+                DuplicatePhoneNumber: (error) => Effect.fail(badRequest(error.message)),
+                UnstorableText: (error) => Effect.fail(badRequest(error.message))
+              })
             ))
       )
       .handle(
@@ -51,7 +54,10 @@ export const layer = HttpApiBuilder.group(
         ({ params, payload }) =>
           Effect.flatMap(CurrentOrg, ({ orgId }) =>
             repo.update(orgId, params.contact_id, payload).pipe(
-              Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
+              Effect.catchTags({
+                ContactNotFound: () => Effect.fail(missing(params.contact_id)),
+                UnstorableText: (error) => Effect.fail(badRequest(error.message))
+              })
             ))
       )
       .handle(
