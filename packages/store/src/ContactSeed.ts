@@ -1,0 +1,549 @@
+/**
+ * Synthetic contacts for `seed --org ID --contacts N [--seed S]` and for the benchmarks: a
+ * deterministic generator and a bulk loader.
+ *
+ * Invariants:
+ * - contact `i` of an org depends only on (seed, org id, i, the clock's now): the same arguments give
+ *   the same contacts whatever the chunk size, and a second seed of the same org continues at the
+ *   org's current contact count, so it adds new contacts instead of colliding with the first ones;
+ * - phone numbers are distinct within a seed of an org (an affine bijection of the index onto 30
+ *   area codes x 10^7 numbers); a number an org already has is skipped (`ON CONFLICT DO NOTHING`),
+ *   so the one-contact-per-number rule holds and the result says how many were inserted;
+ * - the data looks like an org's CRM export: names drawn head-heavy from ~120 first and ~120 last
+ *   names (a few non-ASCII), E.164 numbers, external ids for 60%, 0-3 tags, 3-5 custom fields
+ *   (`plan` always), 30% never contacted (postgres-floor.md, Data);
+ * - the load is one transaction: all of it or none. Rows go in with one `INSERT ... SELECT FROM
+ *   unnest(...)` per chunk, `search_text` computed set-wise by the trigger's expression; when the
+ *   load is large against the table, the secondary indexes are dropped first and rebuilt after,
+ *   which is several times faster than maintaining a trigram index row by row
+ *   (docs/decisions/0301-contacts-storage.md).
+ */
+import { PgTypes } from "@effect/sql-pg"
+import { Clock, Effect, Fiber } from "effect"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import * as ContactsQuery from "./ContactsQuery.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Deterministic randomness
+
+/** 32-bit FNV-1a of a string: a stable seed from an org id. */
+const fnv1a = (text: string): number => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return hash >>> 0
+}
+
+/** The murmur3 finalizer: a bijective 32-bit mix. */
+const mix32 = (value: number): number => {
+  let h = value >>> 0
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return h >>> 0
+}
+
+/** A small fast generator (mulberry32) for the fields of one contact. */
+class Rng {
+  private state: number
+  constructor(seed: number) {
+    this.state = seed >>> 0
+  }
+  /** Uniform in [0, 1). */
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0
+    let t = this.state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  int(bound: number): number {
+    return Math.floor(this.next() * bound)
+  }
+  pick<A>(items: ReadonlyArray<A>): A {
+    return items[this.int(items.length)]!
+  }
+  /** Head-heavy: low indexes are much more likely, as with real name frequencies. */
+  pickSkewed<A>(items: ReadonlyArray<A>): A {
+    const u = this.next()
+    return items[Math.floor(items.length * u * u * u)]!
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary
+
+const words = (text: string): ReadonlyArray<string> => text.trim().split(/\s+/)
+const list = (text: string): ReadonlyArray<string> => text.trim().split(/\s*,\s*/)
+
+const FIRST_NAMES = words(`
+  James Mary John Patricia Robert Jennifer Michael Linda David Elizabeth William Barbara Richard Susan Joseph
+  Jessica Thomas Sarah Charles Karen Christopher Lisa Daniel Nancy Matthew Betty Anthony Sandra Mark Margaret
+  Donald Ashley Steven Kimberly Andrew Emily Paul Donna Joshua Michelle Kenneth Carol Kevin Amanda Brian
+  Melissa George Deborah Timothy Stephanie Ronald Rebecca Jason Sharon Edward Laura Jeffrey Cynthia Ryan
+  Dorothy Jacob Amy Gary Kathleen Nicholas Angela Eric Shirley Jonathan Emma Stephen Brenda Larry Pamela
+  Justin Nicole Scott Anna Brandon Samantha Benjamin Katherine Samuel Christine Gregory Debra Alexander Rachel
+  Patrick Carolyn Frank Janet Raymond Maria Jack Olivia Dennis Heather Jerry Helen Ann Anne Hannah Joanna
+  Priya Wei Yuki Aisha Omar Mateo Lucía José Zoë Björn François Łukasz Søren Chloé Jürgen Siobhán Renée Inés
+`)
+
+const LAST_NAMES = words(`
+  Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez Wilson
+  Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris Sanchez Clark Ramirez Lewis
+  Robinson Walker Young Allen King Wright Scott Torres Nguyen Hill Flores Green Adams Nelson Baker Hall Rivera
+  Campbell Mitchell Carter Roberts Gomez Phillips Evans Turner Diaz Parker Cruz Edwards Collins Reyes Stewart
+  Morris Morales Murphy Cook Rogers Gutierrez Ortiz Morgan Cooper Peterson Bailey Reed Kelly Howard Ramos Kim
+  Cox Ward Richardson Watson Brooks Chavez Wood James Bennett Gray Mendoza Ruiz Hughes Price Alvarez Castillo
+  Sanders Patel Myers Long Ross Foster Jimenez Lovelace Hanson Johansson O'Brien Müller García Ødegaard
+  Kowalczyk Nakamura Dubois Šimek Fernández Großmann Çelik Ångström
+`)
+
+/** 30 area codes of the North American plan (555 among them, as in fiction and in test data). */
+const AREA_CODES = words(`
+  212 213 305 312 404 415 469 503 512 555 602 617 646 702 713 720 786 801 808 813 818 832 857 904 917 919 925
+  949 971 978
+`)
+const NUMBERS_PER_AREA = 10_000_000
+const NUMBER_SPACE = AREA_CODES.length * NUMBERS_PER_AREA
+// Coprime with NUMBER_SPACE (= 3 * 2^8 * 5^8) and below 2^22, so multiplier * index stays an exact double.
+const PHONE_MULTIPLIERS = [2_097_143, 1_299_709, 3_141_593, 2_718_281, 1_618_033, 4_000_037]
+// Coprime with 10^7.
+const LOCAL_MULTIPLIER = 7_654_321
+
+const TAGS = words(`
+  customer lead vip newsletter trial churn-risk partner webinar-2025 support beta renewal-due do-not-email
+`)
+
+// plan and the cumulative share of contacts up to it: free 45%, starter 30%, pro 17%, enterprise 8%
+const PLANS: ReadonlyArray<readonly [string, number]> = [
+  ["free", 0.45],
+  ["starter", 0.75],
+  ["pro", 0.92],
+  ["enterprise", 1]
+]
+
+const CITIES = list(`
+  Springfield, Riverside, Franklin, Greenville, Clinton, Fairview, Salem, Madison, Georgetown, Arlington,
+  Ashland, Dover, Oxford, Jackson, Burlington, Manchester, Milton, Newport, Auburn, Dayton, Lexington, Milford,
+  Winchester, Hudson, Kingston, Austin, Denver, Boston, Seattle, Portland, Chicago, Phoenix, Houston, Miami,
+  Atlanta, São Paulo, Zürich, Kraków, Montréal, Málaga
+`)
+
+const COMPANY_WORDS = words(`
+  Acme Summit Blue Harbor Pioneer Evergreen Granite Northstar Silver Maple Beacon Cedar Liberty Redwood Atlas
+  Horizon Keystone Sterling Apex Golden
+`)
+const COMPANY_TRADES = words(`
+  Dental Roofing Realty Logistics Insurance Plumbing Fitness Legal Auto Solar Clinic Bakery Labs Media
+  Holdings
+`)
+const COMPANY_SUFFIXES = words(`
+  Inc LLC Co Group Partners Ltd
+`)
+
+const SOURCES = words(`
+  web referral import event ads partner cold-call inbound-call
+`)
+
+const ACCOUNT_MANAGERS = list(`
+  Dana Whitfield, Marco Bellini, Grace Okafor, Hiro Tanaka, Sofia Lindqvist, Ben Carter, Ava Moreno,
+  Liam O'Connor, Noor Haddad, Elena Petrova, Tomás Ruiz, Mia Schneider
+`)
+
+const LANGUAGES = words(`
+  en-US en-US en-US es-ES es-MX fr-FR de-DE pt-BR it-IT nl-NL
+`)
+
+const OPTIONAL_FIELDS = ["city", "company", "source", "account_manager", "language", "lifetime_value"] as const
+
+const DAY = 86_400_000
+const HISTORY = 3 * 365 * DAY
+
+// ---------------------------------------------------------------------------------------------
+// Generator
+
+/**
+ * Contacts in columns, as the loader binds them (one array parameter per column).
+ *
+ * @category models
+ */
+export interface ContactColumns {
+  readonly orgId: Array<string>
+  readonly contactId: Array<string>
+  readonly phoneNumber: Array<string>
+  readonly firstName: Array<string | null>
+  readonly lastName: Array<string | null>
+  readonly externalId: Array<string | null>
+  readonly doNotCall: Array<boolean>
+  /** Tags joined by U+001F (array parameters cannot nest); "" for none. */
+  readonly tags: Array<string>
+  readonly customFields: Array<Record<string, string | number>>
+  readonly conversationCount: Array<number>
+  readonly lastConversationTimestamp: Array<number | null>
+  readonly createdTimestamp: Array<number>
+  readonly userModifiedTimestamp: Array<number>
+}
+
+const emptyColumns = (): ContactColumns => ({
+  orgId: [],
+  contactId: [],
+  phoneNumber: [],
+  firstName: [],
+  lastName: [],
+  externalId: [],
+  doNotCall: [],
+  tags: [],
+  customFields: [],
+  conversationCount: [],
+  lastConversationTimestamp: [],
+  createdTimestamp: [],
+  userModifiedTimestamp: []
+})
+
+const HEX_BYTES = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"))
+
+const hex8 = (value: number): string => {
+  const v = value >>> 0
+  return HEX_BYTES[v >>> 24]! + HEX_BYTES[(v >>> 16) & 0xff]! + HEX_BYTES[(v >>> 8) & 0xff]! + HEX_BYTES[v & 0xff]!
+}
+
+/**
+ * A UUID in the version 7 layout (RFC 9562 §5.7): `millis` in the first 48 bits, then `counter` in
+ * the 42 bits after the version and variant (§6.2, method 1), then 32 random bits. Ids of one
+ * `millis` increase with the counter, so a seed appends to the primary key instead of splitting
+ * pages all over it.
+ *
+ * @category constructors
+ */
+export const uuidV7 = (millis: number, counter: number, random: number): string => {
+  const time = Math.max(0, Math.floor(millis)).toString(16).padStart(12, "0").slice(-12)
+  const high = Math.floor(counter / 0x40000000) & 0xfff
+  const low = counter % 0x40000000
+  const tail = hex8(0x80000000 + low)
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${high.toString(16).padStart(3, "0")}-${tail.slice(0, 4)}-` +
+    `${tail.slice(4)}${hex8(random * 0x100000000)}`
+}
+
+/**
+ * Options of {@link generate}.
+ *
+ * @category models
+ */
+export interface GenerateOptions {
+  readonly seed: number
+  /** Index of the first contact: the org's contact count before this seed. */
+  readonly start: number
+  readonly count: number
+  /** The clock's now in ms: every timestamp lies in the three years before it. */
+  readonly now: number
+}
+
+/**
+ * Contacts `start .. start + count - 1` of `orgId` for `seed`, appended to `into` (or new columns).
+ *
+ * @category constructors
+ */
+export const generate = (orgId: string, options: GenerateOptions, into?: ContactColumns): ContactColumns => {
+  const out = into ?? emptyColumns()
+  const orgSeed = mix32(fnv1a(orgId) ^ mix32(options.seed))
+  const multiplier = PHONE_MULTIPLIERS[orgSeed % PHONE_MULTIPLIERS.length]!
+  const offset = mix32(orgSeed + 1) % NUMBER_SPACE
+  for (let i = options.start; i < options.start + options.count; i++) {
+    const rng = new Rng(mix32(orgSeed ^ mix32(i + 0x9e3779b9)))
+    // Two bijections: index -> slot, then slot -> (area, local number) with the local part scrambled,
+    // so neighbouring contacts do not get neighbouring numbers.
+    const slot = (multiplier * i + offset) % NUMBER_SPACE
+    const area = AREA_CODES[slot % AREA_CODES.length]!
+    const local = String((Math.floor(slot / AREA_CODES.length) * LOCAL_MULTIPLIER + offset) % NUMBERS_PER_AREA)
+      .padStart(7, "0")
+    const created = Math.max(0, options.now - DAY - rng.int(HISTORY))
+    const contacted = rng.next() >= 0.3
+    const span = Math.max(0, options.now - created)
+    const last = contacted ? created + rng.int(span) : null
+    const conversations = contacted ? 1 + Math.floor(40 * rng.next() ** 3) : 0
+    const modified = created + rng.int(span)
+    const fields: Record<string, string | number> = { plan: planOf(rng.next()) }
+    const extra = 2 + rng.int(3)
+    const offsetField = rng.int(OPTIONAL_FIELDS.length)
+    for (let f = 0; f < extra; f++) {
+      const name = OPTIONAL_FIELDS[(offsetField + f) % OPTIONAL_FIELDS.length]!
+      fields[name] = fieldValue(name, rng)
+    }
+    const tagCount = rng.int(4)
+    const tags: Array<string> = []
+    for (let t = 0; t < tagCount; t++) {
+      const tag = rng.pickSkewed(TAGS)
+      if (!tags.includes(tag)) tags.push(tag)
+    }
+    out.orgId.push(orgId)
+    out.contactId.push(uuidV7(options.now, i, rng.next()))
+    out.phoneNumber.push(`+1${area}${local}`)
+    out.firstName.push(rng.next() < 0.97 ? rng.pickSkewed(FIRST_NAMES) : null)
+    out.lastName.push(rng.next() < 0.93 ? rng.pickSkewed(LAST_NAMES) : null)
+    out.externalId.push(rng.next() < 0.6 ? `crm_${hex8(rng.next() * 0x100000000)}` : null)
+    out.doNotCall.push(rng.next() < 0.03)
+    out.tags.push(tags.join("\u001f"))
+    out.customFields.push(fields)
+    out.conversationCount.push(conversations)
+    out.lastConversationTimestamp.push(last)
+    out.createdTimestamp.push(created)
+    out.userModifiedTimestamp.push(modified)
+  }
+  return out
+}
+
+const planOf = (u: number): string => PLANS.find(([, upTo]) => u < upTo)![0]
+
+const fieldValue = (name: (typeof OPTIONAL_FIELDS)[number], rng: Rng): string | number => {
+  switch (name) {
+    case "city":
+      return rng.pickSkewed(CITIES)
+    case "company":
+      return `${rng.pick(COMPANY_WORDS)} ${rng.pick(COMPANY_TRADES)} ${rng.pick(COMPANY_SUFFIXES)}`
+    case "source":
+      return rng.pickSkewed(SOURCES)
+    case "account_manager":
+      return rng.pick(ACCOUNT_MANAGERS)
+    case "language":
+      return rng.pick(LANGUAGES)
+    case "lifetime_value":
+      return Math.round(50_000 * rng.next() ** 4 * 100) / 100
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loader
+
+/**
+ * How many contacts to add to which org.
+ *
+ * @category models
+ */
+export interface SeedPlan {
+  readonly orgId: string
+  readonly contacts: number
+}
+
+/**
+ * Where a load is: `load` counts generated-and-inserted contacts, `index` counts rebuilt indexes.
+ *
+ * @category models
+ */
+export interface SeedProgress {
+  readonly phase: "load" | "index" | "analyze"
+  readonly done: number
+  readonly total: number
+}
+
+/**
+ * Options of {@link load}.
+ *
+ * @category models
+ */
+export interface LoadOptions {
+  /** Default 1. */
+  readonly seed?: number
+  /** The instant the contacts' timestamps lead up to; default the clock's now. */
+  readonly now?: number
+  /** Contacts per INSERT statement; default 20,000. */
+  readonly chunkSize?: number
+  /**
+   * Drop the secondary indexes and rebuild them after the load: `"auto"` (default) does when the
+   * load has at least 100,000 contacts and at least as many as the table already holds.
+   */
+  readonly rebuildIndexes?: boolean | "auto"
+  readonly onProgress?: (progress: SeedProgress) => void
+}
+
+/**
+ * What a load did.
+ *
+ * @category models
+ */
+export interface SeedResult {
+  /**
+   * Contacts inserted per org, in order of first appearance in the plans (fewer than planned when an
+   * org already had some of the numbers).
+   */
+  readonly inserted: ReadonlyArray<SeedPlan>
+  readonly rebuiltIndexes: boolean
+  readonly millis: number
+}
+
+/** Indexes of migration 0003 that a large load drops and rebuilds, by name and definition. */
+const SECONDARY_INDEXES: ReadonlyArray<readonly [name: string, definition: string]> = [
+  [
+    "contacts_org_order",
+    "CREATE INDEX contacts_org_order ON contacts " +
+    "(org_id, (coalesce(last_conversation_timestamp, 0)) DESC, contact_id DESC)"
+  ],
+  [
+    "contacts_custom_fields",
+    "CREATE INDEX contacts_custom_fields ON contacts USING gin (custom_fields jsonb_path_ops)"
+  ],
+  ["contacts_search_trgm", "CREATE INDEX contacts_search_trgm ON contacts USING gin (search_text gin_trgm_ops)"]
+]
+
+const PHONE_KEY = "ALTER TABLE contacts ADD CONSTRAINT contacts_org_phone_key UNIQUE (org_id, phone_number)"
+
+const insertStatement = (skipDuplicates: boolean) => `
+  INSERT INTO contacts (org_id, contact_id, phone_number, first_name, last_name, external_id, do_not_call,
+    contact_tags, custom_fields, conversation_count, last_conversation_timestamp, created_timestamp,
+    user_modified_timestamp, search_text)
+  SELECT r.org_id, r.contact_id, r.phone_number, r.first_name, r.last_name, r.external_id, r.do_not_call,
+    string_to_array(r.tags, chr(31)), r.custom_fields, r.conversation_count, r.last_ts::bigint,
+    r.created_ts::bigint, r.modified_ts::bigint,
+    ${
+  ContactsQuery.searchTextExpression({
+    phoneNumber: "r.phone_number",
+    firstName: "r.first_name",
+    lastName: "r.last_name",
+    externalId: "r.external_id",
+    customFields: "r.custom_fields"
+  })
+}
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::text[],
+    $9::jsonb[], $10::int4[], $11::float8[], $12::float8[], $13::float8[])
+    AS r(org_id, contact_id, phone_number, first_name, last_name, external_id, do_not_call, tags, custom_fields,
+      conversation_count, last_ts, created_ts, modified_ts)
+  ${skipDuplicates ? "ON CONFLICT DO NOTHING" : ""}`
+
+const arrayParameter = (values: ReadonlyArray<unknown>, oid: number): PgTypes.Parameter => {
+  const result = PgTypes.array(values, oid)
+  if (result._tag === "Failure") throw result.failure
+  return result.success
+}
+
+/** The thirteen array parameters of the insert, bound binary (no text round trip per value). */
+const insertParameters = (c: ContactColumns): Array<unknown> => [
+  arrayParameter(c.orgId, PgTypes.OID.text),
+  arrayParameter(c.contactId, PgTypes.OID.text),
+  arrayParameter(c.phoneNumber, PgTypes.OID.text),
+  arrayParameter(c.firstName, PgTypes.OID.text),
+  arrayParameter(c.lastName, PgTypes.OID.text),
+  arrayParameter(c.externalId, PgTypes.OID.text),
+  arrayParameter(c.doNotCall, PgTypes.OID.bool),
+  arrayParameter(c.tags, PgTypes.OID.text),
+  arrayParameter(c.customFields, PgTypes.OID.jsonb),
+  arrayParameter(c.conversationCount, PgTypes.OID.int4),
+  arrayParameter(c.lastConversationTimestamp, PgTypes.OID.float8),
+  arrayParameter(c.createdTimestamp, PgTypes.OID.float8),
+  arrayParameter(c.userModifiedTimestamp, PgTypes.OID.float8)
+]
+
+interface Chunk {
+  readonly orgId: string
+  readonly size: number
+  readonly columns: ContactColumns
+}
+
+/**
+ * Generates and inserts the planned contacts in one transaction, rebuilding the secondary indexes
+ * around a large load, then refreshes the planner statistics.
+ *
+ * @category constructors
+ */
+export const load = Effect.fnUntraced(function*(
+  plans: ReadonlyArray<SeedPlan>,
+  options: LoadOptions = {}
+): Effect.fn.Return<SeedResult, SqlError, SqlClient.SqlClient> {
+  const sql = yield* SqlClient.SqlClient
+  const started = yield* Clock.currentTimeMillis
+  const seed = options.seed ?? 1
+  const now = options.now ?? started
+  const chunkSize = Math.max(1, options.chunkSize ?? 20_000)
+  const total = plans.reduce((sum, plan) => sum + Math.max(0, plan.contacts), 0)
+  const progress = options.onProgress ?? (() => {})
+  const countOf = (orgId: string) =>
+    sql<{ n: string | number | bigint }>`
+      SELECT coalesce((SELECT contacts FROM contact_counts WHERE org_id = ${orgId}), 0) AS n`.pipe(
+      Effect.map((rows) => Number(rows[0]?.n ?? 0))
+    )
+
+  const result = yield* sql.withTransaction(Effect.gen(function*() {
+    // Two seeds of one org at once would compute the same start index; the second waits.
+    for (const plan of [...plans].sort((a, b) => a.orgId < b.orgId ? -1 : 1)) {
+      yield* sql`SELECT pg_advisory_xact_lock(${SEED_LOCK}, hashtext(${plan.orgId}))`
+    }
+    const starts = new Map<string, number>()
+    for (const plan of plans) starts.set(plan.orgId, yield* countOf(plan.orgId))
+    const existing = yield* sql<{ n: string | number | bigint }>`
+      SELECT coalesce(sum(contacts), 0) AS n FROM contact_counts`
+    const rows = Number(existing[0]?.n ?? 0)
+    const rebuild = options.rebuildIndexes === "auto" || options.rebuildIndexes === undefined
+      ? total >= 100_000 && total >= rows
+      : options.rebuildIndexes
+    // Into orgs that have no contacts yet no number can collide (the numbers of one seed are
+    // distinct), so the phone key may be rebuilt too, and the insert needs no conflict check.
+    const fresh = [...starts.values()].every((n) => n === 0)
+    const rebuildPhoneKey = rebuild && fresh
+    // Index builds sort in memory when they may: the default 64 MB spills a trigram build to disk.
+    yield* sql`SET LOCAL maintenance_work_mem = '1GB'`
+    if (rebuild) {
+      for (const [name] of SECONDARY_INDEXES) yield* sql.unsafe(`DROP INDEX IF EXISTS ${name}`)
+    }
+    if (rebuildPhoneKey) yield* sql`ALTER TABLE contacts DROP CONSTRAINT contacts_org_phone_key`
+    const insert = insertStatement(!rebuildPhoneKey)
+
+    // An org may appear in several plans (interleaved loads): each continues where the last stopped.
+    const nextIndex = new Map(starts)
+    const chunks = function*(): Generator<Chunk> {
+      for (const plan of plans) {
+        const start = nextIndex.get(plan.orgId)!
+        nextIndex.set(plan.orgId, start + plan.contacts)
+        for (let from = 0; from < plan.contacts; from += chunkSize) {
+          const size = Math.min(chunkSize, plan.contacts - from)
+          yield {
+            orgId: plan.orgId,
+            size,
+            columns: generate(plan.orgId, { seed, start: start + from, count: size, now })
+          }
+        }
+      }
+    }
+    let done = 0
+    progress({ phase: "load", done, total })
+    const source = chunks()
+    let next = source.next()
+    while (!next.done) {
+      const chunk = next.value
+      // The database inserts one chunk while this process generates the next: two cores busy.
+      const running = yield* Effect.forkChild(sql.unsafe(insert, insertParameters(chunk.columns)).raw)
+      yield* Effect.yieldNow
+      next = source.next()
+      yield* Fiber.join(running)
+      done += chunk.size
+      progress({ phase: "load", done, total })
+    }
+    if (rebuild) {
+      const steps = SECONDARY_INDEXES.length + (rebuildPhoneKey ? 1 : 0)
+      let built = 0
+      progress({ phase: "index", done: built, total: steps })
+      if (rebuildPhoneKey) {
+        yield* sql.unsafe(PHONE_KEY)
+        progress({ phase: "index", done: ++built, total: steps })
+      }
+      for (const [, definition] of SECONDARY_INDEXES) {
+        yield* sql.unsafe(definition)
+        progress({ phase: "index", done: ++built, total: steps })
+      }
+    }
+    const inserted: Array<SeedPlan> = []
+    for (const [orgId, start] of starts) inserted.push({ orgId, contacts: (yield* countOf(orgId)) - start })
+    return { inserted, rebuild }
+  }))
+  progress({ phase: "analyze", done: 0, total: 1 })
+  // Fresh statistics, and a visibility map for index-only scans; VACUUM cannot run in a transaction.
+  yield* sql`VACUUM (ANALYZE) contacts`
+  progress({ phase: "analyze", done: 1, total: 1 })
+  const finished = yield* Clock.currentTimeMillis
+  return { inserted: result.inserted, rebuiltIndexes: result.rebuild, millis: finished - started }
+})
+
+/** `pg_advisory_xact_lock` class key of seeds: "svc:seed" hashed, fixed forever. */
+const SEED_LOCK = 0x5356_5345
