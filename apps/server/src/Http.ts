@@ -3,6 +3,7 @@
  * page (`/docs`), health, metrics, and the global middleware that shapes errors, logs and counts
  * every request. Needs only a `SqlClient`: the repositories are built here.
  */
+import { NodeRedis } from "@effect/platform-node"
 import { Api } from "@svc/api/Api.ts"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import { BackfillRepo } from "@svc/store/BackfillRepo.ts"
@@ -10,7 +11,7 @@ import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/CursorKeys.ts"
-import { ByteSize, Config, Effect, Layer } from "effect"
+import { ByteSize, Config, Effect, Layer, Option } from "effect"
 import { HttpIncomingMessage, HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { RateLimiter } from "effect/persistence"
@@ -35,13 +36,26 @@ const bodyLimit = Layer.unwrap(
     ))
 )
 
+/**
+ * Where rate-limit counters live: this process's memory by default; Redis when `REDIS_URL` is set,
+ * so that every replica counts against the same limit (design: rate limits).
+ */
+export const RateLimitStore = Layer.unwrap(
+  Effect.map(Config.option(Config.String("REDIS_URL")), (url) =>
+    Option.isNone(url)
+      ? RateLimiter.layerStoreMemory
+      : RateLimiter.layerStoreRedis({ prefix: "svc:ratelimit:" }).pipe(
+        Layer.provide(NodeRedis.layer({ url: url.value }))
+      ))
+)
+
 const Repositories = Layer.mergeAll(
   ApiKeys.layer,
   BackfillRepo.layer,
   BatchCallsRepo.layer,
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
-  RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory))
+  RateLimiter.layer.pipe(Layer.provide(RateLimitStore))
 )
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(

@@ -7,7 +7,7 @@
  * - Rate limit: `SVC_RATE_LIMIT` requests (default 1,200) per `SVC_RATE_LIMIT_WINDOW_SECONDS`
  *   (default 60) per key, fixed window, with `RateLimit-Limit`/`-Remaining`/`-Reset` on every
  *   answer and `Retry-After` on the 429. create-batch-call is never limited: the spec lists no 429
- *   for it. Memory store per process (design: Redis when replicas must share it; not wired yet).
+ *   for it. Counters in memory, or in Redis with `REDIS_URL` (Http.ts, RateLimitStore).
  */
 import { Authorization, CurrentOrg } from "@svc/api/Authorization.ts"
 import { unauthorized } from "@svc/api/Errors.ts"

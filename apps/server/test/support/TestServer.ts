@@ -35,15 +35,17 @@ export interface TestServer {
   /** `fetch` into the server, for HTTP clients (the typed HttpApiClient) that take a fetch. */
   readonly fetch: typeof globalThis.fetch
   readonly close: () => Promise<void>
+  /** The database services, for a second server over the same data (a replica). */
+  readonly database: Context.Context<SqlClient.SqlClient | ApiKeys>
 }
 
 /** Starts a server over a fresh database; `env` overrides configuration (e.g. SVC_RATE_LIMIT). */
-export const start = async (env: Record<string, string> = {}): Promise<TestServer> => {
+export const start = async (env: Record<string, string> = {}, replicaOf?: TestServer): Promise<TestServer> => {
   const config = ConfigProvider.layer(
     ConfigProvider.fromEnv({ env: { ...(process.env as Record<string, string>), ...env } })
   )
   const scope = Scope.makeUnsafe()
-  const context = await Effect.runPromise(
+  const context = replicaOf?.database ?? await Effect.runPromise(
     Layer.buildWithScope(ApiKeys.layer.pipe(Layer.provideMerge(TestDatabase.layer), Layer.provide(config)), scope)
   )
   const database = Layer.succeedContext(context)
@@ -85,6 +87,7 @@ export const start = async (env: Record<string, string> = {}): Promise<TestServe
   const fetch: typeof globalThis.fetch = (input, init) =>
     handler(new Request(input, init), Context.empty() as Context.Context<never>)
   return {
+    database: context,
     request,
     org,
     run,

@@ -1,0 +1,58 @@
+// With REDIS_URL, replicas share one rate limit: two servers over the same data and one Redis
+// (Debian's redis-server, started here on a free port) count a key's requests together.
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as net from "node:net"
+import * as TestServer from "./support/TestServer.ts"
+
+const REDIS = process.env["SVC_REDIS_SERVER"] ?? "/usr/bin/redis-server"
+
+let redis: ChildProcess
+let url: string
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const port = (server.address() as net.AddressInfo).port
+      server.close(() => resolve(port))
+    })
+  })
+
+beforeAll(async () => {
+  const port = await freePort()
+  redis = spawn(REDIS, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  await new Promise<void>((resolve, reject) => {
+    let out = ""
+    redis.stdout?.on("data", (chunk) => {
+      out += chunk
+      if (out.includes("Ready to accept connections")) resolve()
+    })
+    redis.once("error", reject)
+    redis.once("exit", (code) => reject(new Error(`redis-server exited ${code}: ${out}`)))
+  })
+  url = `redis://127.0.0.1:${port}`
+})
+afterAll(() => {
+  redis.kill("SIGTERM")
+})
+
+describe("rate limits with REDIS_URL", () => {
+  it("are shared by two replicas: the key's fourth request over both is the 429", async () => {
+    const env = { REDIS_URL: url, SVC_RATE_LIMIT: "3", SVC_RATE_LIMIT_WINDOW_SECONDS: "60" }
+    const first = await TestServer.start(env)
+    const second = await TestServer.start(env, first)
+    try {
+      const { key } = await first.org()
+      const statuses = []
+      for (const server of [first, second, first, second]) {
+        statuses.push((await server.request("GET", "/get-backfill-contact-job-status", { key })).status)
+      }
+      assert.deepStrictEqual(statuses, [200, 200, 200, 429])
+    } finally {
+      await second.close()
+      await first.close()
+    }
+  })
+})
