@@ -98,6 +98,32 @@ describe("admin", () => {
     }
   }, 60_000)
 
+  it("imports contacts in one transaction: a duplicate number on a later line leaves nothing behind", async () => {
+    const org = String(json((await run("create-org", "--name", "E")).stdout)["org_id"])
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-import-"))
+    try {
+      const file = path.join(dir, "contacts.jsonl")
+      const line = (phone: string, name: string) =>
+        JSON.stringify({ phone_number: phone, first_name: name, tags: ["import"] })
+      fs.writeFileSync(
+        file,
+        [line("+14155550001", "Ann"), line("+14155550002", "Bo"), line("+14155550001", "Again")].join("\n")
+      )
+      const bad = await run("import", "--org", org, "--kind", "contacts", "--file", file)
+      assert.strictEqual(bad.status, 1)
+      assert.match(bad.stderr, /nothing imported: record 3: .*\+14155550001/)
+      fs.writeFileSync(file, [line("+14155550001", "Ann"), line("+14155550002", "Bo")].join("\n"))
+      const ok = await run("import", "--org", org, "--kind", "contacts", "--file", file)
+      assert.strictEqual(ok.status, 0, ok.stderr)
+      assert.deepStrictEqual(json(ok.stdout), { imported: 2 })
+      // the failed attempt stored nothing: importing the same two again now collides on the first
+      const again = await run("import", "--org", org, "--kind", "contacts", "--file", file)
+      assert.match(again.stderr, /record 1: /)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
   it("seeds synthetic contacts deterministically", async () => {
     const org = String(json((await run("create-org", "--name", "D")).stdout)["org_id"])
     const seeded = await run("seed", "--org", org, "--contacts", "500", "--seed", "7")

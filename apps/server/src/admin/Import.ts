@@ -3,13 +3,15 @@
  * line by line (errors name the line and the field), then stored in one transaction: a file with
  * any bad line imports nothing.
  */
+import { CreateContactRequest } from "@svc/domain/models/ContactInput.ts"
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
 import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
+import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
 
-export const kinds = ["batch-tests"] as const
+export const kinds = ["batch-tests", "contacts"] as const
 export type Kind = (typeof kinds)[number]
 
 /** Bad input file: every problem with its line number (at most 20 listed). */
@@ -84,6 +86,7 @@ export class Importer extends Context.Service<Importer, {
     Importer,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const contacts = yield* ContactsRepo
       return Importer.of({
         importFile: Effect.fn("Importer.importFile")(function*(orgId, kind, file) {
           const text = yield* Effect.try({
@@ -112,6 +115,25 @@ export class Importer extends Context.Service<Importer, {
                 Effect.mapError((error) => new ImportFailed({ message: `nothing imported: ${error.message}` }))
               )
               return jobs.length
+            }
+            case "contacts": {
+              // Lines in the create-contact request shape; one transaction, so a duplicate number on
+              // line 900 leaves nothing of lines 1-899 behind.
+              const records = yield* parseLines(text, CreateContactRequest)
+              yield* sql.withTransaction(
+                Effect.forEach(records, (record, index) =>
+                  contacts.create(orgId, record).pipe(
+                    Effect.mapError((error) =>
+                      new ImportFailed({ message: `nothing imported: record ${index + 1}: ${error.message}` })
+                    )
+                  ), { discard: true })
+              ).pipe(
+                Effect.catchTag(
+                  "SqlError",
+                  (error) => Effect.fail(new ImportFailed({ message: `nothing imported: ${error.message}` }))
+                )
+              )
+              return records.length
             }
           }
         })

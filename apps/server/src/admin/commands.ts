@@ -6,12 +6,17 @@ import { isE164 } from "@svc/domain/models/E164.ts"
 import { Database } from "@svc/store"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as ContactSeed from "@svc/store/ContactSeed.ts"
+import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
+import { CursorKeys } from "@svc/store/CursorKeys.ts"
 import { Console, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"
 import * as Import from "./Import.ts"
 
-const Store = Layer.mergeAll(ApiKeys.layer, Import.Importer.layer).pipe(Layer.provideMerge(Database.layer))
+const Store = Layer.mergeAll(
+  ApiKeys.layer,
+  Import.Importer.layer.pipe(Layer.provide(ContactsRepo.layer), Layer.provide(CursorKeys.layer))
+).pipe(Layer.provideMerge(Database.layer))
 
 /** Runs `effect` against the database and prints its result as JSON. */
 const run = <A, E>(effect: Effect.Effect<A, E, ApiKeys | Import.Importer | SqlClient.SqlClient>) =>
