@@ -211,6 +211,25 @@ describe("contacts", () => {
     )
   })
 
+  it("refuses a contacts pagination key minted for another org or another query", async () => {
+    for (let i = 0; i < 3; i++) {
+      await server.request("POST", "/create-contact", { key: a.key, body: { phone_number: `+1415555077${i}` } })
+    }
+    const first = await server.request("POST", "/list-contacts", { key: a.key, body: { limit: 1 } })
+    const pagination_key = (first.json as { pagination_key: string }).pagination_key
+    assert.isString(pagination_key)
+    const next = await server.request("POST", "/list-contacts", { key: a.key, body: { limit: 1, pagination_key } })
+    assert.strictEqual(next.status, 200)
+    const foreign = await server.request("POST", "/list-contacts", { key: b.key, body: { limit: 1, pagination_key } })
+    assert.strictEqual(foreign.status, 400)
+    assert.include(message(foreign), "pagination_key")
+    const otherQuery = await server.request("POST", "/list-contacts", {
+      key: a.key,
+      body: { limit: 1, pagination_key, sort_order: "asc" }
+    })
+    assert.strictEqual(otherQuery.status, 400)
+  })
+
   it("answers limit 0 and 1001 and a negative skip with 400 naming the field", async () => {
     for (
       const [body, field] of [[{ limit: 0 }, "limit"], [{ limit: 1001 }, "limit"], [{ skip: -1 }, "skip"]] as const
