@@ -322,6 +322,8 @@ const startCluster = async (bin: Binaries, dataDir: string, pgdata: string, as: 
   }
 }
 
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+
 const stopCluster = (pgdata: string, as: RunAs) => {
   const running = runningServer(pgdata)
   if (!running) return
@@ -331,6 +333,9 @@ const stopCluster = (pgdata: string, as: RunAs) => {
     // Fall back to the signal pg_ctl would send; the server is ours and must not outlive us.
     if (isAlive(running.pid)) process.kill(running.pid, "SIGINT")
   }
+  // pg_ctl returns once postmaster.pid is gone, which the postmaster removes just before it exits;
+  // wait for the process itself, so "stopped" means no postgres process is left.
+  for (let waited = 0; waited < 30_000 && isAlive(running.pid); waited += 20) sleepSync(20)
 }
 
 /** Clusters this process started or adopted: a second start in the same process joins as a guest. */
