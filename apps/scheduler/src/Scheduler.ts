@@ -1,14 +1,78 @@
 /**
- * The scheduler worker. This is the process shape that the scheduler issue fills with batch-call
- * dispatch, backfill and cron jobs: it starts after the database is migrated, announces itself,
- * and on shutdown logs that it stopped, after its jobs (none yet) released what they hold.
+ * The scheduler worker (issue 5): batch-call dispatch (Dispatcher, with reconciliation), the contact feed (calls
+ * to contacts), the contact-analysis backfill runner and its cron sync, and metrics. It needs only a `SqlClient` (plus configuration from the
+ * environment, SchedulerConfig), so it runs alone (`svc-scheduler`) or beside the server in `npm start` on the
+ * same pool; any number of workers share one database and coordinate only through it.
+ *
+ * Shutdown (SIGTERM/SIGINT close the layer): the dispatcher stops claiming, lets its calls finish for
+ * `SCHEDULER_SHUTDOWN_GRACE_MS`, records them and releases whatever it still holds; the backfill runner releases
+ * its job; then the worker logs that it stopped.
  */
-import { Effect, Layer } from "effect"
+import type { Dialer } from "@svc/domain/ports/Dialer.ts"
+import { BackfillRunnerRepo } from "@svc/store/BackfillRunnerRepo.ts"
+import { CallsRepo } from "@svc/store/CallsRepo.ts"
+import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
+import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
+import { type Config, Effect, Layer, Option } from "effect"
+import type { SqlClient } from "effect/sql"
+import { Dispatcher } from "./Dispatcher.ts"
+import * as BackfillCron from "./jobs/BackfillCron.ts"
+import { BackfillRunner } from "./jobs/BackfillRunner.ts"
+import * as ContactFeed from "./jobs/ContactFeed.ts"
+import * as SchedulerConfig from "./SchedulerConfig.ts"
+import * as SchedulerMetrics from "./SchedulerMetrics.ts"
+import * as SimulatedDialer from "./SimulatedDialer.ts"
 
-/** @category layers */
-export const layer: Layer.Layer<never> = Layer.effectDiscard(
-  Effect.acquireRelease(
-    Effect.logInfo("svc-scheduler started (no jobs registered yet)"),
-    () => Effect.logInfo("svc-scheduler stopped")
+/** The repositories the worker uses, on the application's `SqlClient`. */
+const Repos = Layer.mergeAll(DispatchRepo.layer, CallsRepo.layer, BackfillRunnerRepo.layer, SchedulerCronRepo.layer)
+
+/**
+ * The worker for `settings`, with a given dialer: the loops run for the layer's lifetime.
+ *
+ * @category layers
+ */
+export const layerWith = (
+  settings: SchedulerConfig.SchedulerSettings
+): Layer.Layer<Dispatcher | BackfillRunner, Error, SqlClient.SqlClient | Dialer> => {
+  const workers = Layer.mergeAll(Dispatcher.layer(settings), BackfillRunner.layer(settings))
+  const jobs = Layer.effectDiscard(
+    Effect.gen(function*() {
+      yield* Effect.forkScoped(ContactFeed.loop)
+      if (Option.isNone(settings.backfillCron)) return
+      const runner = yield* BackfillRunner
+      yield* Effect.forkScoped(BackfillCron.loop(settings, settings.backfillCron.value, runner.wake))
+    })
   )
+  const metrics = Option.match(settings.metricsPort, {
+    onNone: () => Layer.empty,
+    onSome: SchedulerMetrics.layerServer
+  })
+  const lifecycle = Layer.effectDiscard(
+    Effect.acquireRelease(
+      Effect.logInfo("svc-scheduler started").pipe(Effect.annotateLogs({ worker: settings.workerId })),
+      () => Effect.logInfo("svc-scheduler stopped").pipe(Effect.annotateLogs({ worker: settings.workerId }))
+    )
+  )
+  // built in this order and closed in reverse: the loops stop (releasing what they hold) before "stopped"
+  return Layer.mergeAll(jobs, metrics).pipe(
+    Layer.provideMerge(workers),
+    Layer.provide(lifecycle),
+    Layer.provide(Repos)
+  )
+}
+
+/**
+ * The worker as configured by the environment, with the simulated dialer (docs/dialer.md for a real one).
+ *
+ * @category layers
+ */
+export const layer: Layer.Layer<
+  never,
+  Error | Config.ConfigError | SchedulerConfig.InvalidSchedulerConfig,
+  SqlClient.SqlClient
+> = Layer.unwrap(
+  Effect.gen(function*() {
+    const settings = yield* SchedulerConfig.load
+    return layerWith(settings.scheduler).pipe(Layer.provide(SimulatedDialer.layer(settings.dialer)))
+  })
 )

@@ -11,6 +11,7 @@ import { CursorKeys } from "@svc/store/CursorKeys.ts"
 import { Console, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"
+import { batchCommands } from "./batchCommands.ts"
 import * as Import from "./Import.ts"
 
 const Store = Layer.mergeAll(
@@ -140,4 +141,12 @@ const seed = Command.make(
       )
 ).pipe(Command.withDescription("Add realistic synthetic contacts (names, numbers, tags, custom fields, history)"))
 
-export const commands = [createOrg, createApiKey, addPhoneNumber, addAgent, importCommand, seed] as const
+export const commands = [
+  createOrg,
+  createApiKey,
+  addPhoneNumber,
+  addAgent,
+  importCommand,
+  seed,
+  ...batchCommands
+] as const

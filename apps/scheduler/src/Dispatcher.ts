@@ -1,0 +1,429 @@
+/**
+ * Batch-call dispatch (issue 5): one worker's loop over the batches in the database.
+ *
+ * Each pass (`tick`), in this order:
+ * 1. expired leases turn their `dialling` tasks `unknown` (a worker died or stalled);
+ * 2. due `unknown` tasks are reconciled with the dialer (Reconciler) before anything could dial them again;
+ * 3. batches whose `next_dispatch_at` has come are read; one whose call window is closed is moved to the window's
+ *    next opening (CallWindow.nextOpening: local time, allowed days, DST per docs/decisions/0101) and costs nothing
+ *    until then;
+ * 4. per org, one transaction claims tasks of its open batches within the concurrency limit, shared fairly
+ *    (DispatchRepo.claim), skipping `do_not_call` numbers; the claim commits (task `dialling`, lease) before any
+ *    dial starts;
+ * 5. each claimed task is dialled in its own fiber with the task id as idempotency key and its overrides in the
+ *    request; finished dials are recorded in bulk (CallsRepo.recordFinished), which frees their slots and wakes
+ *    the loop.
+ *
+ * Between passes the loop sleeps until the earliest of: the next batch's `next_dispatch_at` (a trigger time or a
+ * window opening), the next lease expiry, the poll interval; and wakes early when its own calls finish or a batch
+ * is created (NOTIFY). While its calls last, a heartbeat renews their leases every third of the lease time.
+ *
+ * Shutdown: the loop stops claiming, calls in flight get `shutdownGraceMs` to finish and be recorded, then the
+ * tasks still held are released: those never dialled back to `pending`, those being dialled to `unknown` (their
+ * call may exist), for another worker to reconcile at once.
+ */
+import { CallWindow } from "@svc/domain"
+import { Dialer, type DialerError } from "@svc/domain/ports/Dialer.ts"
+import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
+import { type ClaimedTask, DispatchRepo, type DueBatch } from "@svc/store/DispatchRepo.ts"
+import * as DispatchWakeups from "@svc/store/DispatchWakeups.ts"
+import { Cause, Clock, Context, Effect, Exit, FiberSet, Latch, Layer, Option, Queue, Semaphore } from "effect"
+import * as Reconciler from "./Reconciler.ts"
+import type { SchedulerSettings } from "./SchedulerConfig.ts"
+import * as SchedulerMetrics from "./SchedulerMetrics.ts"
+
+/** @category models */
+export interface TickReport {
+  readonly reclaimed: number
+  readonly reconciled: Reconciler.ReconcileReport
+  /** Batches moved to their window's next opening. */
+  readonly postponed: number
+  readonly claimed: number
+  readonly skipped: number
+  readonly completed: number
+  /** Whether a batch may have more to claim right now (a claim hit `claimLimit`). */
+  readonly more: boolean
+  /** Whether another worker was claiming for one of the orgs (look again shortly). */
+  readonly busy: boolean
+}
+
+/** Most results written by one record statement. */
+const RECORD_CHUNK = 1_000
+
+/** Record statements in flight at once. */
+const RECORDERS = 2
+
+/** Lease expiry and reconciliation run at most this often (every pass would repeat them for nothing). */
+const MAINTENANCE_EVERY_MS = 200
+
+/** When another worker holds an org's claim lock, look again this soon. */
+const BUSY_RETRY_MS = 10
+
+/** Due batches read per pass. */
+const DUE_BATCH_LIMIT = 500
+
+/** A dial must start this long before its lease ends, or it is left to expire and be reconciled. */
+const LEASE_SAFETY_MS = 1_000
+
+interface Held {
+  readonly task: ClaimedTask
+  started: boolean
+}
+
+/** A task whose dial ended without a result: the dialer could not tell whether the call exists. */
+interface Unresolved {
+  readonly _tag: "Unresolved"
+  readonly taskId: string
+}
+
+type Result = FinishedTask | Unresolved
+
+/**
+ * One worker's dispatcher.
+ *
+ * @category services
+ */
+export class Dispatcher extends Context.Service<Dispatcher, {
+  /** One pass (see the module notes); the dials it starts run on after it returns. */
+  readonly tick: Effect.Effect<TickReport>
+  /** Waits until every dial this worker started has ended and been recorded. */
+  readonly settle: Effect.Effect<void>
+  /** The loop: passes, then sleeps until something is due; until interrupted (graceful shutdown). */
+  readonly run: Effect.Effect<never>
+  /** Asks the loop to look at the database now. */
+  readonly wake: Effect.Effect<void>
+  /** Tasks this worker holds (claimed and not yet recorded). */
+  readonly held: Effect.Effect<number>
+}>()("@svc/scheduler/Dispatcher") {
+  /**
+   * A dispatcher for `settings`; its dials live in the current scope.
+   *
+   * @category constructors
+   */
+  static readonly make = (settings: SchedulerSettings) =>
+    Effect.gen(function*() {
+      const repo = yield* DispatchRepo
+      const calls = yield* CallsRepo
+      const dialer = yield* Dialer
+      // only these services: the fibers keep their own Clock (a test's TestClock)
+      const context = Context.make(DispatchRepo, repo).pipe(Context.add(CallsRepo, calls), Context.add(Dialer, dialer))
+      const owner = settings.workerId
+
+      const held = new Map<string, Held>()
+      let results: Array<Result> = []
+      const dials = yield* FiberSet.make<void, never>()
+      const hasResults = yield* Latch.make(false)
+      const idle = yield* Latch.make(true)
+      // up to RECORDERS record statements run at once, each on its own connection, while the loop claims more
+      const recording = yield* Semaphore.make(RECORDERS)
+      const records = yield* FiberSet.make<void, never>()
+      const wakeups = yield* Queue.sliding<void>(1)
+      const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
+
+      const forget = (taskIds: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          for (const id of taskIds) held.delete(id)
+          yield* SchedulerMetrics.setInFlight(held.size)
+          if (held.size === 0) yield* idle.open
+        })
+
+      /** Writes one batch of results: tasks, calls, contacts; frees their slots. */
+      const record = (batch: ReadonlyArray<Result>) =>
+        Effect.gen(function*() {
+          const finished: Array<FinishedTask> = []
+          const unresolved: Array<string> = []
+          for (const result of batch) {
+            if ("_tag" in result) unresolved.push(result.taskId)
+            else finished.push(result)
+          }
+          const now = yield* Clock.currentTimeMillis
+          const recorded = yield* calls.recordFinished(finished, now)
+          yield* repo.releaseToUnknown(owner, unresolved, now)
+          yield* repo.completeIfDone(recorded.batchCallIds)
+          yield* Effect.logDebug("recorded").pipe(
+            Effect.annotateLogs({ tasks: batch.length, ms: (yield* Clock.currentTimeMillis) - now })
+          )
+          const byOutcome = new Map<string, number>()
+          for (const task of finished) {
+            const outcome = task.call?.outcome ?? "rejected"
+            byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1)
+          }
+          for (const [outcome, n] of byOutcome) yield* SchedulerMetrics.add(SchedulerMetrics.outcomes, n, { outcome })
+          yield* forget(batch.map((r) => r.taskId))
+          yield* wake
+        })
+
+      /** Takes the next results to record, at most `RECORD_CHUNK`. */
+      const takeResults = Effect.gen(function*() {
+        const batch = results.length <= RECORD_CHUNK ? results : results.slice(0, RECORD_CHUNK)
+        results = results.length <= RECORD_CHUNK ? [] : results.slice(RECORD_CHUNK)
+        if (results.length === 0) yield* hasResults.close
+        return batch
+      })
+
+      /**
+       * Records a batch of results. What cannot be written goes back to the queue for the next attempt; the
+       * heartbeat keeps those tasks' leases meanwhile.
+       */
+      const recordOrRequeue = (batch: ReadonlyArray<Result>) =>
+        record(batch).pipe(
+          Effect.onError(() =>
+            Effect.gen(function*() {
+              results = batch.concat(results)
+              yield* hasResults.open
+            })
+          )
+        )
+
+      /** Records everything reported so far, once no recorder is busy (settle, shutdown). */
+      const flush = Effect.gen(function*() {
+        while (results.length > 0) yield* recordOrRequeue(yield* takeResults)
+      }).pipe(recording.withPermits(RECORDERS))
+
+      const report = (result: Result) =>
+        Effect.gen(function*() {
+          results.push(result)
+          yield* hasResults.open
+        })
+
+      const dialOne = (task: ClaimedTask) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const entry = held.get(task.taskId)
+          if (entry === undefined) return
+          if (now > task.leaseExpiresAt - LEASE_SAFETY_MS) {
+            // the claim is too old to act on (the worker stalled): the lease expires and a reconciler finds no call
+            yield* forget([task.taskId])
+            return
+          }
+          entry.started = true
+          yield* SchedulerMetrics.observeLag(Math.max(0, now - task.dueAt) / 1000)
+          const exit = yield* Effect.exit(dialer.dial(task.request))
+          const base = {
+            taskId: task.taskId,
+            orgId: task.orgId,
+            batchCallId: task.batchCallId,
+            fromNumber: task.request.from_number,
+            toNumber: task.request.to_number
+          }
+          if (Exit.isSuccess(exit)) {
+            yield* report(finishedFromCall(base, exit.value))
+          } else {
+            const error = Cause.findErrorOption(exit.cause)
+            if (Option.isSome(error) && (error.value as DialerError)._tag === "DialRejected") {
+              const rejected = error.value as Extract<DialerError, { _tag: "DialRejected" }>
+              yield* report({ ...base, state: "failed", reason: `rejected: ${rejected.reason}`, call: undefined })
+            } else {
+              if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+              yield* Effect.logWarning("dial outcome unknown; the task will be reconciled").pipe(
+                Effect.annotateLogs({ taskId: task.taskId, cause: Cause.pretty(exit.cause) })
+              )
+              yield* report({ _tag: "Unresolved", taskId: task.taskId })
+            }
+          }
+        })
+
+      const start = (tasks: ReadonlyArray<ClaimedTask>) =>
+        Effect.gen(function*() {
+          if (tasks.length === 0) return
+          yield* idle.close
+          for (const task of tasks) held.set(task.taskId, { task, started: false })
+          yield* SchedulerMetrics.setInFlight(held.size)
+          yield* SchedulerMetrics.add(SchedulerMetrics.dials, tasks.length)
+          // started when this fiber next waits (on the next statement), so the dials' work overlaps the database's
+          for (const task of tasks) yield* FiberSet.run(dials, dialOne(task), { startImmediately: false })
+        })
+
+      let maintainedAt = Number.NEGATIVE_INFINITY
+      const noReconcile: Reconciler.ReconcileReport = { ended: 0, ongoing: 0, notPlaced: 0, unanswered: 0 }
+
+      const tick = Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        let reclaimed = 0
+        let reconciled = noReconcile
+        if (now - maintainedAt >= MAINTENANCE_EVERY_MS || now < maintainedAt) {
+          maintainedAt = now
+          reclaimed = yield* repo.expireLeases(now)
+          yield* SchedulerMetrics.add(SchedulerMetrics.leasesReclaimed, reclaimed)
+          reconciled = yield* Reconciler.reconcileOnce(settings, now)
+        }
+        const due = yield* repo.dueBatches(now, DUE_BATCH_LIMIT)
+        const closed: Array<{ batchCallId: string; at: number }> = []
+        const open = new Map<string, Array<DueBatch>>()
+        for (const batch of due) {
+          if (batch.window !== undefined && !CallWindow.isOpen(batch.window, now)) {
+            // a decoded window always opens again; the fallback only guards the type
+            const at = Option.getOrElse(CallWindow.nextOpening(batch.window, now), () => now + 86_400_000)
+            closed.push({ batchCallId: batch.batchCallId, at })
+            continue
+          }
+          const list = open.get(batch.orgId)
+          if (list === undefined) open.set(batch.orgId, [batch])
+          else list.push(batch)
+        }
+        yield* repo.postpone(closed)
+        let claimed = 0
+        let skipped = 0
+        let completed = 0
+        let more = false
+        let busy = false
+        for (const [orgId, batches] of open) {
+          const result = yield* repo.claim(orgId, batches, {
+            owner,
+            now,
+            leaseMs: settings.leaseMs,
+            maxPerBatch: settings.claimLimit
+          })
+          claimed += result.claimed.length
+          skipped += result.skipped
+          completed += result.completed.length
+          if (result.claimed.length + result.skipped >= settings.claimLimit) more = true
+          if (result.busy) busy = true
+          yield* start(result.claimed)
+        }
+        yield* SchedulerMetrics.add(SchedulerMetrics.skipped, skipped, { reason: "do_not_call" })
+        if (due.length === DUE_BATCH_LIMIT) more = true
+        return {
+          reclaimed,
+          reconciled,
+          postponed: closed.length,
+          claimed,
+          skipped,
+          completed,
+          more,
+          busy
+        } satisfies TickReport
+      }).pipe(Effect.provideContext(context), Effect.withSpan("Dispatcher.tick"))
+
+      const settle = Effect.gen(function*() {
+        yield* FiberSet.awaitEmpty(dials)
+        yield* flush
+        yield* idle.await
+      })
+
+      const recorder = Effect.gen(function*() {
+        yield* hasResults.await
+        yield* recording.take(1)
+        const batch = yield* takeResults
+        if (batch.length === 0) return yield* recording.release(1)
+        yield* FiberSet.run(
+          records,
+          recordOrRequeue(batch).pipe(
+            Effect.catchCause((cause) =>
+              Effect.logError("recording finished calls failed; retrying in 1 s").pipe(
+                Effect.annotateLogs({ cause: Cause.pretty(cause) }),
+                Effect.andThen(Effect.sleep(1_000))
+              )
+            ),
+            Effect.ensuring(recording.release(1))
+          )
+        )
+      }).pipe(
+        Effect.catchCause((cause) =>
+          Effect.logError("recording finished calls failed; retrying in 1 s").pipe(
+            Effect.annotateLogs({ cause: Cause.pretty(cause) }),
+            Effect.andThen(Effect.sleep(1_000))
+          )
+        ),
+        Effect.forever
+      )
+
+      const heartbeat = Effect.gen(function*() {
+        yield* Effect.sleep(Math.max(1, Math.floor(settings.leaseMs / 3)))
+        if (held.size === 0) return
+        const now = yield* Clock.currentTimeMillis
+        yield* repo.extendLeases(owner, [...held.keys()], now + settings.leaseMs)
+      }).pipe(
+        Effect.catchCause((cause) =>
+          Effect.logError("renewing leases failed").pipe(Effect.annotateLogs({ cause: Cause.pretty(cause) }))
+        ),
+        Effect.forever
+      )
+
+      const loop = Effect.gen(function*() {
+        const started = yield* Clock.currentTimeMillis
+        const report = yield* tick.pipe(
+          Effect.catchCause((cause) =>
+            Effect.logError("dispatch pass failed; trying again").pipe(
+              Effect.annotateLogs({ cause: Cause.pretty(cause) }),
+              Effect.as(undefined)
+            )
+          )
+        )
+        const now = yield* Clock.currentTimeMillis
+        if (report !== undefined && report.claimed > 0) {
+          yield* Effect.logDebug("claimed").pipe(Effect.annotateLogs({ tasks: report.claimed, ms: now - started }))
+        }
+        if (report?.more === true) return
+        const times = yield* repo.wakeTimes(now).pipe(
+          Effect.catchCause(() => Effect.succeed({ batch: undefined, lease: undefined }))
+        )
+        let until = now + settings.pollMs
+        if (times.batch !== undefined) until = Math.min(until, times.batch)
+        if (times.lease !== undefined) until = Math.min(until, times.lease + 1)
+        const idleTick = report === undefined ||
+          (report.claimed + report.reclaimed + report.postponed + report.reconciled.ended +
+              report.reconciled.notPlaced) === 0
+        // a pass that found nothing to do never spins: something already due but blocked (an org at its limit, a
+        // row another worker holds) waits for a wake-up or a short pause
+        // another worker claiming for an org: look again in a few ms (its claim takes about that long)
+        if (report?.busy === true) until = Math.min(until, now + BUSY_RETRY_MS)
+        const wait = Math.max(until - now, idleTick && report?.busy !== true ? 50 : 0, report === undefined ? 1_000 : 0)
+        yield* Effect.logDebug("dispatcher sleeping").pipe(Effect.annotateLogs({ ms: wait, until: now + wait }))
+        if (wait > 0) yield* Effect.raceFirst(Effect.sleep(wait), Queue.take(wakeups))
+      }).pipe(Effect.forever)
+
+      const shutdown = Effect.gen(function*() {
+        const grace = settings.shutdownGraceMs > 0
+          ? yield* FiberSet.awaitEmpty(dials).pipe(
+            Effect.timeoutOption(settings.shutdownGraceMs),
+            Effect.map(Option.isSome)
+          )
+          : false
+        yield* FiberSet.clear(dials)
+        yield* flush.pipe(Effect.ignore)
+        const now = yield* Clock.currentTimeMillis
+        const dialling: Array<string> = []
+        const notStarted: Array<string> = []
+        for (const [id, entry] of held) (entry.started ? dialling : notStarted).push(id)
+        const released = yield* repo.releaseToUnknown(owner, dialling, now).pipe(Effect.orElseSucceed(() => 0))
+        const returned = yield* repo.returnToPending(owner, notStarted, now).pipe(Effect.orElseSucceed(() => 0))
+        yield* forget([...held.keys()])
+        yield* Effect.logInfo("dispatcher stopped").pipe(
+          Effect.annotateLogs({ callsFinished: grace, releasedToUnknown: released, returnedToPending: returned })
+        )
+      })
+
+      const run = Effect.scoped(Effect.gen(function*() {
+        // finalizers run in reverse: shutdown first (the recorder and heartbeat still work), then they stop
+        yield* Effect.forkScoped(recorder)
+        yield* Effect.forkScoped(heartbeat)
+        yield* Effect.addFinalizer(() => shutdown)
+        yield* DispatchWakeups.onBatchCreated(() => wake)
+        return yield* loop
+      }))
+
+      return Dispatcher.of({ tick, settle, run, wake, held: Effect.sync(() => held.size) })
+    })
+
+  /**
+   * The dispatcher, without its loop (tests drive `tick` and `settle`).
+   *
+   * @category layers
+   */
+  static readonly layerNoDeps = (settings: SchedulerSettings) => Layer.effect(Dispatcher, Dispatcher.make(settings))
+
+  /**
+   * The dispatcher with its loop running for the layer's lifetime.
+   *
+   * @category layers
+   */
+  static readonly layer = (settings: SchedulerSettings) =>
+    Layer.effectContext(
+      Effect.gen(function*() {
+        const dispatcher = yield* Dispatcher.make(settings)
+        yield* Effect.forkScoped(dispatcher.run)
+        return Context.make(Dispatcher, dispatcher)
+      })
+    )
+}

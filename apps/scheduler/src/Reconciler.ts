@@ -1,0 +1,76 @@
+/**
+ * Reconciliation of `unknown` tasks (issue 5, "Exactly once"): a task whose lease expired while `dialling` (its
+ * worker died, stalled, or gave it up on shutdown) may or may not have a call. Before anything dials it again,
+ * the dialer is asked whether a call with the task's idempotency key exists:
+ *
+ * - ended: the call is recorded as if its worker had reported it (outcome, analysis data, contact);
+ * - ongoing: the task stays `unknown`, counted as a call in flight, and is looked at again after the recheck time;
+ * - never placed: the task returns to `pending` and its batch is woken, so it is dialled once, normally;
+ * - the dialer cannot tell: nothing changes, the task is looked at again after the recheck time.
+ */
+import { Dialer } from "@svc/domain/ports/Dialer.ts"
+import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
+import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
+import { Effect, Exit, Option } from "effect"
+import type { SchedulerSettings } from "./SchedulerConfig.ts"
+import * as SchedulerMetrics from "./SchedulerMetrics.ts"
+
+/** @category models */
+export interface ReconcileReport {
+  readonly ended: number
+  readonly ongoing: number
+  readonly notPlaced: number
+  readonly unanswered: number
+}
+
+/**
+ * One pass over the `unknown` tasks that are due for a look (at most `reconcileBatch`).
+ *
+ * @category constructors
+ */
+export const reconcileOnce = Effect.fn("Reconciler.reconcileOnce")(
+  function*(settings: SchedulerSettings, now: number) {
+    const repo = yield* DispatchRepo
+    const calls = yield* CallsRepo
+    const dialer = yield* Dialer
+    const tasks = yield* repo.claimUnknown(settings.workerId, now, settings.reconcileRecheckMs, settings.reconcileBatch)
+    if (tasks.length === 0) return { ended: 0, ongoing: 0, notPlaced: 0, unanswered: 0 }
+    const ended: Array<FinishedTask> = []
+    const notPlaced: Array<string> = []
+    let ongoing = 0
+    let unanswered = 0
+    const looks = yield* Effect.forEach(tasks, (task) => Effect.exit(dialer.lookup(task.taskId)), { concurrency: 16 })
+    for (let i = 0; i < tasks.length; i++) {
+      const task = tasks[i]!
+      const look = looks[i]!
+      if (Exit.isFailure(look)) {
+        unanswered++
+        continue
+      }
+      if (Option.isNone(look.value)) {
+        notPlaced.push(task.taskId)
+      } else if (look.value.value._tag === "CallOngoing") {
+        ongoing++
+      } else {
+        ended.push(finishedFromCall(task, look.value.value))
+      }
+    }
+    if (ended.length > 0) {
+      const recorded = yield* calls.recordFinished(ended, now)
+      yield* repo.completeIfDone(recorded.batchCallIds)
+      for (const task of ended) {
+        yield* SchedulerMetrics.add(SchedulerMetrics.outcomes, 1, { outcome: task.call!.outcome })
+      }
+    }
+    const returned = yield* repo.returnToPending(settings.workerId, notPlaced, now)
+    yield* SchedulerMetrics.add(SchedulerMetrics.reconciled, ended.length, { result: "ended" })
+    yield* SchedulerMetrics.add(SchedulerMetrics.reconciled, ongoing, { result: "ongoing" })
+    yield* SchedulerMetrics.add(SchedulerMetrics.reconciled, returned, { result: "not_placed" })
+    if (unanswered > 0) {
+      yield* Effect.logWarning("dialer could not answer lookups; tasks stay unknown").pipe(
+        Effect.annotateLogs({ tasks: unanswered })
+      )
+    }
+    return { ended: ended.length, ongoing, notPlaced: returned, unanswered }
+  }
+)

@@ -1,0 +1,48 @@
+/**
+ * Calls feed contacts (issue 5): applies recorded calls to their contacts (`conversation_count`,
+ * `last_conversation_timestamp`, a new contact for an unknown number) from the `contact_feed` outbox, in batches,
+ * off the dispatch path (CallsRepo explains why). Every worker runs it; one at a time feeds (an advisory lock), the
+ * others find it busy and look again after a pause.
+ */
+import { CallsRepo } from "@svc/store/CallsRepo.ts"
+import { Cause, Clock, Effect } from "effect"
+
+/** Calls applied per statement. */
+export const FEED_CHUNK = 2_000
+
+/** Pause when the outbox is empty: contacts trail their calls by about this much. */
+export const FEED_IDLE_MS = 200
+
+/**
+ * Applies everything queued so far, unless another worker is feeding; returns how many calls it applied.
+ *
+ * @category constructors
+ */
+export const drain = Effect.fn("ContactFeed.drain")(function*() {
+  const calls = yield* CallsRepo
+  let total = 0
+  for (;;) {
+    const fed = yield* calls.feedContacts(FEED_CHUNK, yield* Clock.currentTimeMillis)
+    if (fed === undefined) return total
+    total += fed
+    if (fed < FEED_CHUNK) return total
+  }
+})
+
+/**
+ * Drains the outbox, pauses while it is empty, until interrupted.
+ *
+ * @category constructors
+ */
+export const loop = Effect.gen(function*() {
+  yield* drain()
+  yield* Effect.sleep(FEED_IDLE_MS)
+}).pipe(
+  Effect.catchCause((cause) =>
+    Effect.logError("feeding calls to contacts failed; trying again in 1 s").pipe(
+      Effect.annotateLogs({ cause: Cause.pretty(cause) }),
+      Effect.andThen(Effect.sleep(1_000))
+    )
+  ),
+  Effect.forever
+)

@@ -1,0 +1,495 @@
+import { assert, describe, it } from "@effect/vitest"
+import { type CallEnded, Dialer, DialRejected } from "@svc/domain/ports/Dialer.ts"
+import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
+import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
+import { Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+import { Dispatcher } from "../src/Dispatcher.ts"
+import * as ContactFeed from "../src/jobs/ContactFeed.ts"
+import * as SchedulerConfig from "../src/SchedulerConfig.ts"
+import * as SimulatedDialer from "../src/SimulatedDialer.ts"
+import {
+  addContact,
+  batchRow,
+  createBatch,
+  dialerSettings,
+  freshNumber,
+  inFlightOf,
+  isolated,
+  seedOrg,
+  stateCounts,
+  taskStates
+} from "./fixtures/Fixtures.ts"
+
+const MINUTE = 60_000
+const HOUR = 60 * MINUTE
+
+/** Runs `body` with a fresh dispatcher (and its simulated dialer) on a TestClock. */
+const scenario = <A, E, R>(
+  body: Effect.Effect<A, E, R>,
+  options: {
+    readonly dialer?: Partial<SchedulerConfig.SimulatedDialerSettings>
+    readonly settings?: Partial<SchedulerConfig.SchedulerSettings>
+  } = {}
+) =>
+  Effect.gen(function*() {
+    const dispatcher = yield* Dispatcher.make(SchedulerConfig.defaults(options.settings))
+    return yield* body.pipe(Effect.provideService(Dispatcher, dispatcher))
+  }).pipe(Effect.provide(SimulatedDialer.layerMemory(dialerSettings(options.dialer))), isolated)
+
+/** The dial requests the simulated carrier received for a batch. */
+const dialsOf = (batchCallId: string) =>
+  Effect.gen(function*() {
+    const carrier = yield* SchedulerSimulatedCarrier
+    const attempts = yield* Effect.orDie(carrier.attempts)
+    return attempts.filter((a) => a.request.batch_call_id === batchCallId)
+  })
+
+const tick = Effect.gen(function*() {
+  return yield* (yield* Dispatcher).tick
+})
+const settle = Effect.gen(function*() {
+  yield* (yield* Dispatcher).settle
+})
+
+describe("Dispatcher", () => {
+  it.live("dials nothing before trigger_timestamp, then every task exactly once", () =>
+    scenario(Effect.gen(function*() {
+      const t0 = Date.UTC(2026, 4, 4, 15, 0)
+      yield* TestClock.setTime(t0)
+      const orgId = yield* seedOrg()
+      const batch = yield* createBatch(orgId, { count: 5, trigger_timestamp: t0 + HOUR })
+
+      assert.strictEqual((yield* tick).claimed, 0)
+      const repo = yield* DispatchRepo
+      // the idle worker sleeps until the trigger time, not a poll interval
+      assert.strictEqual((yield* repo.wakeTimes(t0)).batch, t0 + HOUR)
+      yield* TestClock.setTime(t0 + HOUR - 1)
+      assert.strictEqual((yield* tick).claimed, 0)
+      assert.strictEqual((yield* batchRow(batch)).status, "scheduled")
+
+      yield* TestClock.setTime(t0 + HOUR)
+      assert.strictEqual((yield* tick).claimed, 5)
+      assert.strictEqual((yield* batchRow(batch)).status, "in_progress")
+      yield* settle
+      assert.strictEqual((yield* tick).claimed, 0)
+
+      const dials = yield* dialsOf(batch)
+      assert.strictEqual(dials.length, 5)
+      assert.strictEqual(new Set(dials.map((d) => d.idempotencyKey)).size, 5)
+      assert.isTrue(dials.every((d) => d.attemptedAt === t0 + HOUR))
+      const states = yield* taskStates(batch)
+      assert.deepStrictEqual(states.map((s) => s.task_id).sort(), dials.map((d) => d.idempotencyKey).sort())
+      assert.isTrue(states.every((s) => s.state === "completed" || s.state === "failed"))
+      assert.strictEqual((yield* batchRow(batch)).status, "completed")
+    })))
+
+  it.live("postpones a batch outside its window to the next opening, so it costs nothing until then", () =>
+    scenario(Effect.gen(function*() {
+      // Wednesday 2026-05-06 07:00 in New York (EDT, UTC-4) = 11:00Z; the window opens at 09:00 EDT = 13:00Z
+      const t0 = Date.UTC(2026, 4, 6, 11, 0)
+      yield* TestClock.setTime(t0)
+      const orgId = yield* seedOrg()
+      const batch = yield* createBatch(orgId, {
+        count: 2,
+        call_time_window: { windows: [{ start: 540, end: 1020 }], timezone: "America/New_York" }
+      })
+      const first = yield* tick
+      assert.strictEqual(first.claimed, 0)
+      assert.strictEqual(first.postponed, 1)
+      assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, Date.UTC(2026, 4, 6, 13, 0))
+      // until the opening the batch is not even read again
+      yield* TestClock.setTime(Date.UTC(2026, 4, 6, 12, 59, 59, 999))
+      const waiting = yield* tick
+      assert.strictEqual(waiting.postponed, 0)
+      assert.strictEqual(waiting.claimed, 0)
+      yield* TestClock.setTime(Date.UTC(2026, 4, 6, 13, 0))
+      assert.strictEqual((yield* tick).claimed, 2)
+      yield* settle
+      assert.strictEqual((yield* dialsOf(batch)).length, 2)
+    })))
+
+  it.live("stops starting calls when the window closes and resumes on the next allowed day", () =>
+    scenario(
+      Effect.gen(function*() {
+        // Friday 2026-05-08 09:00 EDT = 13:00Z; window 09:00-10:00 on weekdays; 2 lines, each call takes 20 minutes
+        const opening = Date.UTC(2026, 4, 8, 13, 0)
+        yield* TestClock.setTime(opening)
+        const orgId = yield* seedOrg(2)
+        const batch = yield* createBatch(orgId, {
+          count: 10,
+          call_time_window: {
+            windows: [{ start: 540, end: 600 }],
+            timezone: "America/New_York",
+            day: ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+          }
+        })
+        for (let round = 0; round < 3; round++) {
+          assert.strictEqual((yield* tick).claimed, 2, `round ${round}`)
+          assert.strictEqual(yield* inFlightOf(batch), 2)
+          yield* TestClock.adjust(20 * MINUTE)
+          yield* settle
+        }
+        // 10:00 local: closed; six calls were made, four wait for Monday 09:00 EDT
+        const closed = yield* tick
+        assert.strictEqual(closed.claimed, 0)
+        assert.strictEqual(closed.postponed, 1)
+        assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, Date.UTC(2026, 4, 11, 13, 0))
+        assert.strictEqual((yield* stateCounts(batch))["pending"], 4)
+        yield* TestClock.setTime(Date.UTC(2026, 4, 11, 13, 0))
+        assert.strictEqual((yield* tick).claimed, 2)
+      }),
+      { dialer: { latencyMs: 20 * MINUTE } }
+    ))
+
+  it.live("dials only on the allowed days of the week, in the window's time zone", () =>
+    scenario(Effect.gen(function*() {
+      // Tuesday 2026-03-10 11:00 in Los Angeles (PDT since March 8) = 18:00Z; Mondays and Wednesdays only
+      yield* TestClock.setTime(Date.UTC(2026, 2, 10, 18, 0))
+      const orgId = yield* seedOrg()
+      const batch = yield* createBatch(orgId, {
+        count: 1,
+        call_time_window: { windows: [{ start: 540, end: 1020 }], day: ["Monday", "Wednesday"] }
+      })
+      assert.strictEqual((yield* tick).postponed, 1)
+      // Wednesday 09:00 PDT = 16:00Z
+      assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, Date.UTC(2026, 2, 11, 16, 0))
+      yield* TestClock.setTime(Date.UTC(2026, 2, 11, 16, 0))
+      assert.strictEqual((yield* tick).claimed, 1)
+    })))
+
+  it.live("America/New_York: opens at 09:00 EDT on the day DST starts and 09:00 EST on the day it ends", () =>
+    scenario(Effect.gen(function*() {
+      const window = { windows: [{ start: 540, end: 1020 }], timezone: "America/New_York" }
+      // Saturday 2026-03-07 17:30 EST = 22:30Z: closed; Sunday's 09:00 is EDT (UTC-4) = 13:00Z, not 14:00Z
+      yield* TestClock.setTime(Date.UTC(2026, 2, 7, 22, 30))
+      const spring = yield* createBatch(yield* seedOrg(), { count: 1, call_time_window: window })
+      yield* tick
+      assert.strictEqual((yield* batchRow(spring)).next_dispatch_at, Date.UTC(2026, 2, 8, 13, 0))
+      yield* TestClock.setTime(Date.UTC(2026, 2, 8, 12, 59, 59, 999))
+      assert.strictEqual((yield* tick).claimed, 0)
+      yield* TestClock.setTime(Date.UTC(2026, 2, 8, 13, 0))
+      assert.strictEqual((yield* tick).claimed, 1)
+
+      // Saturday 2026-10-31 18:00 EDT = 22:00Z: closed; Sunday's 09:00 is EST (UTC-5) = 14:00Z
+      yield* TestClock.setTime(Date.UTC(2026, 9, 31, 22, 0))
+      const autumn = yield* createBatch(yield* seedOrg(), { count: 1, call_time_window: window })
+      yield* tick
+      assert.strictEqual((yield* batchRow(autumn)).next_dispatch_at, Date.UTC(2026, 10, 1, 14, 0))
+      // 13:30Z would be 09:30 under summer time, but is 08:30 EST: still closed
+      yield* TestClock.setTime(Date.UTC(2026, 10, 1, 13, 30))
+      assert.strictEqual((yield* tick).claimed, 0)
+      yield* TestClock.setTime(Date.UTC(2026, 10, 1, 14, 0))
+      assert.strictEqual((yield* tick).claimed, 1)
+      yield* settle
+    })))
+
+  it.live("Europe/London: 09:00-17:00 opens at 08:00Z on the day BST starts and at 09:00Z the day before", () =>
+    scenario(Effect.gen(function*() {
+      const window = { windows: [{ start: 540, end: 1020 }], timezone: "Europe/London" }
+      // Saturday 2026-03-28 08:30 GMT: closed, opens 09:00 GMT = 09:00Z
+      yield* TestClock.setTime(Date.UTC(2026, 2, 28, 8, 30))
+      const saturday = yield* createBatch(yield* seedOrg(), { count: 1, call_time_window: window })
+      yield* tick
+      assert.strictEqual((yield* batchRow(saturday)).next_dispatch_at, Date.UTC(2026, 2, 28, 9, 0))
+      yield* TestClock.setTime(Date.UTC(2026, 2, 28, 9, 0))
+      assert.strictEqual((yield* tick).claimed, 1)
+      yield* settle
+      // Sunday 2026-03-29 06:30Z = 07:30 BST: closed, opens 09:00 BST = 08:00Z
+      yield* TestClock.setTime(Date.UTC(2026, 2, 29, 6, 30))
+      const sunday = yield* createBatch(yield* seedOrg(), { count: 1, call_time_window: window })
+      yield* tick
+      assert.strictEqual((yield* batchRow(sunday)).next_dispatch_at, Date.UTC(2026, 2, 29, 8, 0))
+      // 08:30Z is 09:30 BST: open
+      yield* TestClock.setTime(Date.UTC(2026, 2, 29, 8, 30))
+      assert.strictEqual((yield* tick).claimed, 1)
+      yield* settle
+      assert.strictEqual((yield* dialsOf(sunday))[0]!.attemptedAt, Date.UTC(2026, 2, 29, 8, 30))
+    })))
+
+  it.live("leaves reserved_concurrency free and counts the org's calls the batch did not trigger", () =>
+    scenario(
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.UTC(2026, 4, 4, 15, 0))
+        const orgId = yield* seedOrg(5)
+        // another batch of the org has 2 calls in flight
+        const other = yield* createBatch(orgId, { count: 2 })
+        assert.strictEqual((yield* tick).claimed, 2)
+        const batch = yield* createBatch(orgId, { count: 10, reserved_concurrency: 2 })
+        // 5 - 2 reserved - 2 in flight elsewhere = 1
+        assert.strictEqual((yield* tick).claimed, 1)
+        assert.strictEqual(yield* inFlightOf(batch), 1)
+        assert.strictEqual((yield* tick).claimed, 0)
+        yield* TestClock.adjust(10 * MINUTE)
+        yield* settle
+        assert.strictEqual((yield* stateCounts(other))["dialling"] ?? 0, 0)
+        // the other batch's calls ended: 5 - 2 reserved = 3
+        assert.strictEqual((yield* tick).claimed, 3)
+        assert.strictEqual(yield* inFlightOf(batch), 3)
+        assert.strictEqual((yield* tick).claimed, 0)
+      }),
+      { dialer: { latencyMs: 10 * MINUTE } }
+    ))
+
+  it.live("shares the org's slots fairly between two batches", () =>
+    scenario(
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.UTC(2026, 4, 4, 15, 0))
+        const orgId = yield* seedOrg(6)
+        const first = yield* createBatch(orgId, { count: 9 })
+        const second = yield* createBatch(orgId, { count: 30 })
+        // round 1: 3 + 3; round 2: 3 + 3; round 3: the first batch has 3 left, 3 + 3; then the second has all 6
+        for (const [a, b] of [[3, 3], [3, 3], [3, 3], [0, 6], [0, 6]] as const) {
+          assert.strictEqual((yield* tick).claimed, a + b)
+          assert.deepStrictEqual([yield* inFlightOf(first), yield* inFlightOf(second)], [a, b])
+          yield* TestClock.adjust(5 * MINUTE)
+          yield* settle
+        }
+        assert.strictEqual((yield* batchRow(first)).status, "completed")
+      }),
+      { dialer: { latencyMs: 5 * MINUTE } }
+    ))
+
+  it.live("skips numbers of do_not_call contacts with that reason and never dials them", () =>
+    scenario(Effect.gen(function*() {
+      yield* TestClock.setTime(Date.UTC(2026, 4, 4, 15, 0))
+      const orgId = yield* seedOrg()
+      const numbers = [freshNumber(), freshNumber(), freshNumber(), freshNumber(), freshNumber()]
+      yield* addContact(orgId, numbers[1]!, { doNotCall: true })
+      yield* addContact(orgId, numbers[3]!, { doNotCall: true })
+      yield* addContact(orgId, numbers[4]!, { doNotCall: false })
+      const batch = yield* createBatch(orgId, { tasks: numbers.map((to_number) => ({ to_number })) })
+      const report = yield* tick
+      assert.strictEqual(report.claimed, 3)
+      assert.strictEqual(report.skipped, 2)
+      yield* settle
+      const dialled = (yield* dialsOf(batch)).map((d) => d.request.to_number).sort()
+      assert.deepStrictEqual(dialled, [numbers[0]!, numbers[2]!, numbers[4]!].sort())
+      const states = yield* taskStates(batch)
+      assert.deepStrictEqual(
+        states.filter((s) => s.state === "skipped").map((s) => [s.to_number, s.state_reason]),
+        [[numbers[1]!, "do_not_call"], [numbers[3]!, "do_not_call"]]
+      )
+      assert.strictEqual((yield* batchRow(batch)).status, "completed")
+    })))
+
+  it.live("sends each task's overrides with its dial request", () =>
+    scenario(Effect.gen(function*() {
+      yield* TestClock.setTime(Date.UTC(2026, 4, 4, 15, 0))
+      const orgId = yield* seedOrg()
+      const [a, b, c] = [freshNumber(), freshNumber(), freshNumber()]
+      const batch = yield* createBatch(orgId, {
+        tasks: [
+          {
+            to_number: a,
+            override_agent_id: "agent_a",
+            override_agent_version: 2,
+            agent_override: { svc_llm: { begin_message: "Hi {{first_name}}", model_temperature: 0.3 } },
+            svc_llm_dynamic_variables: { first_name: "Ada" },
+            metadata: { crm_id: "c-1", tags: ["vip"] },
+            custom_sip_headers: { "X-Campaign": "spring" }
+          },
+          { to_number: b, override_agent_id: "agent_a", override_agent_version: "latest_published" },
+          { to_number: c }
+        ]
+      })
+      yield* tick
+      yield* settle
+      const requests = new Map((yield* dialsOf(batch)).map((d) => [d.request.to_number, d.request]))
+      const first = requests.get(a)!
+      assert.strictEqual(first.override_agent_id, "agent_a")
+      assert.strictEqual(first.override_agent_version, 2)
+      assert.deepStrictEqual(first.agent_override, {
+        svc_llm: { begin_message: "Hi {{first_name}}", model_temperature: 0.3 }
+      })
+      assert.deepStrictEqual(first.dynamic_variables, { first_name: "Ada" })
+      assert.deepStrictEqual(first.metadata, { crm_id: "c-1", tags: ["vip"] })
+      assert.deepStrictEqual(first.custom_sip_headers, { "X-Campaign": "spring" })
+      assert.strictEqual(first.from_number, "+14155550100")
+      assert.strictEqual(first.batch_call_id, batch)
+      assert.strictEqual(requests.get(b)!.override_agent_version, "latest_published")
+      const plain = requests.get(c)!
+      assert.deepStrictEqual(Object.keys(plain).sort(), [
+        "batch_call_id",
+        "from_number",
+        "idempotency_key",
+        "org_id",
+        "to_number"
+      ])
+    })))
+
+  it.live("records each call with its analysis data and feeds the contact, creating unknown E.164 numbers", () =>
+    scenario(
+      Effect.gen(function*() {
+        const t0 = Date.UTC(2026, 4, 4, 15, 0)
+        yield* TestClock.setTime(t0)
+        const sql = yield* SqlClient.SqlClient
+        const orgId = yield* seedOrg()
+        const known = freshNumber()
+        const unknown = freshNumber()
+        const another = freshNumber()
+        yield* addContact(orgId, known)
+        yield* sql`UPDATE contacts SET conversation_count = 4, last_conversation_timestamp = 1000
+                   WHERE org_id = ${orgId} AND phone_number = ${known}`
+        const batch = yield* createBatch(orgId, {
+          tasks: [
+            { to_number: known, override_agent_id: "agent_a", override_agent_version: 1 },
+            { to_number: unknown },
+            { to_number: another },
+            { to_number: "sip:desk-7", ignore_e164_validation: true }
+          ]
+        })
+        yield* tick
+        yield* settle
+        const calls = yield* sql<{ to_number: string; outcome: string; analysis: Record<string, unknown> }>`
+          SELECT to_number, outcome, analysis, agent_id, agent_version::int4 AS agent_version FROM calls
+          WHERE batch_call_id = ${batch} ORDER BY to_number`
+        assert.strictEqual(calls.length, 4)
+        assert.isTrue(calls.every((c) => c.outcome === "answered"))
+        assert.isTrue(calls.every((c) => typeof c.analysis["call_successful"] === "boolean"))
+        // the three E.164 calls wait in the outbox for the contact feed, the pseudo number does not
+        const [queued] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM contact_feed WHERE org_id = ${orgId}`
+        assert.strictEqual(queued!.n, 3)
+        assert.strictEqual(yield* ContactFeed.drain(), 3)
+        assert.strictEqual(yield* ContactFeed.drain(), 0)
+        const contacts = yield* sql<{ phone_number: string; conversation_count: number; last: number }>`
+          SELECT phone_number, conversation_count, last_conversation_timestamp::float8 AS last FROM contacts
+          WHERE org_id = ${orgId} ORDER BY phone_number`
+        assert.deepStrictEqual(
+          contacts.map((c) => [c.phone_number, c.conversation_count, c.last]),
+          [[known, 5, t0], [unknown, 1, t0], [another, 1, t0]].sort((x, y) => String(x[0]).localeCompare(String(y[0])))
+        )
+        const [created] = yield* sql<{ contact_id: string; search_text: string; created: number }>`
+          SELECT contact_id, search_text, created_timestamp::float8 AS created FROM contacts
+          WHERE org_id = ${orgId} AND phone_number = ${unknown}`
+        // the id layout of ContactsRepo (UUID version 7, time first) and the search text the trigger would compute
+        assert.match(created!.contact_id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        assert.strictEqual(parseInt(created!.contact_id.replaceAll("-", "").slice(0, 12), 16), t0)
+        assert.strictEqual(created!.search_text, unknown.toLowerCase())
+        assert.strictEqual(created!.created, t0)
+        const [row] = yield* sql<{ agent_id: string; agent_version: number }>`
+          SELECT agent_id, agent_version::int4 AS agent_version FROM calls WHERE to_number = ${known}`
+        assert.deepStrictEqual([row!.agent_id, row!.agent_version], ["agent_a", 1])
+      }),
+      { dialer: { outcomes: { answered: 1, busy: 0, no_answer: 0, failed: 0 } } }
+    ))
+
+  it.live("reconciles expired leases with the dialer before any redial", () =>
+    scenario(
+      Effect.gen(function*() {
+        const t0 = Date.UTC(2026, 4, 4, 15, 0)
+        yield* TestClock.setTime(t0)
+        const orgId = yield* seedOrg()
+        const batch = yield* createBatch(orgId, { count: 3 })
+        const repo = yield* DispatchRepo
+        const dialer = yield* Dialer
+        // A worker claimed all three (lease until t0 + 30 s) and died: before dialling the first, after placing the
+        // second (at t0, its line free at t0 + 20 s) and the third (at t0 + 20 s, free at t0 + 40 s).
+        const due = yield* repo.dueBatches(t0, 10)
+        const claim = yield* repo.claim(orgId, due.filter((b) => b.orgId === orgId), {
+          owner: "dead-worker",
+          now: t0,
+          leaseMs: 30_000,
+          maxPerBatch: 10
+        })
+        assert.strictEqual(claim.claimed.length, 3)
+        const [neverDialled, ended, ongoing] = claim.claimed
+        yield* Effect.forkChild(dialer.dial(ended!.request))
+        yield* Effect.yieldNow
+        yield* TestClock.adjust(20_000)
+        yield* Effect.forkChild(dialer.dial(ongoing!.request))
+        yield* Effect.yieldNow
+        yield* TestClock.adjust(11_000)
+
+        // t0 + 31 s: every lease has expired
+        const report = yield* tick
+        assert.strictEqual(report.reclaimed, 3)
+        assert.deepStrictEqual(report.reconciled, { ended: 1, ongoing: 1, notPlaced: 1, unanswered: 0 })
+        // only the task no call was placed for is dialled again
+        assert.strictEqual(report.claimed, 1)
+        yield* TestClock.adjust(20_000)
+        yield* settle
+        const states = new Map((yield* taskStates(batch)).map((s) => [s.task_id, s.state]))
+        assert.strictEqual(states.get(neverDialled!.taskId), "completed")
+        assert.strictEqual(states.get(ended!.taskId), "completed")
+        assert.strictEqual(states.get(ongoing!.taskId), "unknown")
+        // t0 + 51 s: the third call has ended; the next look records it
+        const later = yield* tick
+        assert.strictEqual(later.reconciled.ended, 1)
+        assert.strictEqual(later.claimed, 0)
+        const perKey = new Map<string, number>()
+        for (const d of yield* dialsOf(batch)) perKey.set(d.idempotencyKey, (perKey.get(d.idempotencyKey) ?? 0) + 1)
+        // every task dialled exactly once
+        assert.deepStrictEqual([...perKey.values()], [1, 1, 1])
+        assert.strictEqual((yield* stateCounts(batch))["completed"], 3)
+        assert.strictEqual((yield* batchRow(batch)).status, "completed")
+      }),
+      { dialer: { latencyMs: 20_000, outcomes: { answered: 1, busy: 0, no_answer: 0, failed: 0 } } }
+    ))
+
+  it.live("on shutdown releases calls in flight to reconciliation, which records them without redialling", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.UTC(2026, 4, 4, 15, 0))
+      const orgId = yield* seedOrg()
+      const batch = yield* createBatch(orgId, { count: 4 })
+      const scope = yield* Scope.make()
+      const settings = SchedulerConfig.defaults({ shutdownGraceMs: 0 })
+      const worker = yield* Dispatcher.make(settings).pipe(Scope.provide(scope))
+      const running = yield* Effect.forkChild(worker.run)
+      // the loop runs a pass at once and claims all four
+      while ((yield* worker.held) < 4) yield* TestClock.withLive(Effect.sleep(5))
+      assert.strictEqual(yield* inFlightOf(batch), 4)
+      yield* Fiber.interrupt(running)
+      yield* Scope.close(scope, Exit.void)
+      assert.strictEqual((yield* stateCounts(batch))["unknown"], 4)
+
+      const successor = yield* Dispatcher.make(SchedulerConfig.defaults())
+      const ongoing = yield* successor.tick
+      assert.strictEqual(ongoing.reconciled.ongoing, 4)
+      assert.strictEqual(ongoing.claimed, 0)
+      yield* TestClock.adjust(10 * MINUTE)
+      const ended = yield* successor.tick
+      assert.strictEqual(ended.reconciled.ended, 4)
+      assert.strictEqual((yield* dialsOf(batch)).length, 4)
+      assert.strictEqual((yield* batchRow(batch)).status, "completed")
+    }).pipe(
+      Effect.provide(SimulatedDialer.layerMemory(dialerSettings({ latencyMs: 10 * MINUTE }))),
+      isolated
+    ))
+
+  it.live("fails a task the carrier rejects, with the reason and no call", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.UTC(2026, 4, 4, 15, 0))
+      const orgId = yield* seedOrg()
+      const batch = yield* createBatch(orgId, { count: 2 })
+      const dispatcher = yield* Dispatcher.make(SchedulerConfig.defaults())
+      yield* dispatcher.tick
+      yield* dispatcher.settle
+      const states = yield* taskStates(batch)
+      assert.deepStrictEqual(states.map((s) => [s.state, s.state_reason]), [
+        ["failed", "rejected: invalid_destination"],
+        ["failed", "rejected: invalid_destination"]
+      ])
+      const sql = yield* SqlClient.SqlClient
+      const calls = yield* sql`SELECT 1 FROM calls WHERE batch_call_id = ${batch}`
+      assert.strictEqual(calls.length, 0)
+      assert.strictEqual((yield* batchRow(batch)).status, "completed")
+    }).pipe(
+      Effect.provide(Layer.succeed(
+        Dialer,
+        Dialer.of({
+          dial: (request) =>
+            Effect.fail(
+              new DialRejected({
+                idempotency_key: request.idempotency_key,
+                reason: "invalid_destination",
+                message: "unallocated number"
+              })
+            ) as Effect.Effect<CallEnded, DialRejected>,
+          lookup: () => Effect.succeed(Option.none())
+        })
+      )),
+      isolated
+    ))
+})

@@ -1,0 +1,238 @@
+/**
+ * Finished calls (issue 5, "Calls feed contacts"): a task's final state and its call with the post-call analysis
+ * data are written in one statement, together with an entry in `contact_feed`; a second statement, run in batches
+ * off the dispatch path, takes entries from `contact_feed` and applies them to the contacts. Both are single
+ * statements, so a crash leaves either all of a step or none of it.
+ *
+ * Invariants:
+ * - A task is finished once: only a task still `dialling` or `unknown` is updated, and `calls.task_id` is unique,
+ *   so a result reported twice (the worker that dialled and a reconciler that looked the call up) counts once.
+ * - Every recorded call reaches its contact exactly once: its feed entry is written with the call and deleted in
+ *   the statement that updates the contact (`FOR UPDATE SKIP LOCKED`, so feeders on several workers never share
+ *   an entry).
+ * - Every fed call adds 1 to its contact's `conversation_count` and moves `last_conversation_timestamp` to the
+ *   call's start if later (spec, Contact: "Number of calls and chats with the contact"; every placed call that
+ *   ended counts, whatever its outcome).
+ * - A number that is no contact yet becomes one (decision in docs/decisions/0401-scheduler-row-leasing.md: the
+ *   call history and a later opt-out need a record to live on), unless it is not E.164 (a task that set
+ *   `ignore_e164_validation`): a contact's `phone_number` is E.164 (spec, Contact), so such calls are not fed.
+ *
+ * Why two steps: updating a contact costs more than the rest of a dial's bookkeeping together (the contacts table
+ * carries two GIN indexes, and a changed `last_conversation_timestamp` is never a HOT update), and it takes the
+ * contact's row lock, which a user's edit or a backfill may hold. Off the dispatch path, neither delays the release
+ * of a concurrency slot, and calls to one contact in a batch of entries become one update. Contacts trail their
+ * calls by the feeder's period (a fraction of a second).
+ */
+import { isE164 } from "@svc/domain/models/E164.ts"
+import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { searchTextExpression } from "./ContactsQuery.ts"
+
+/**
+ * A task whose dial is over: `completed` with the call when one was placed and ended, `failed` with a reason
+ * (a call that failed, a dial the carrier refused).
+ *
+ * @category models
+ */
+export interface FinishedTask {
+  readonly taskId: string
+  readonly orgId: string
+  readonly batchCallId: string
+  readonly fromNumber: string
+  readonly toNumber: string
+  readonly state: "completed" | "failed"
+  readonly reason: string
+  readonly call: CallEnded | undefined
+}
+
+/**
+ * The state and reason a task ends in for a call: `failed` when the call failed, `completed` otherwise (the dial
+ * was carried out; `state_reason` keeps the outcome: answered, busy, no_answer).
+ *
+ * @category constructors
+ */
+export const finishedFromCall = (
+  task: Omit<FinishedTask, "state" | "reason" | "call">,
+  call: CallEnded
+): FinishedTask => ({
+  ...task,
+  state: call.outcome === "failed" ? "failed" : "completed",
+  reason: call.outcome === "failed" ? `failed: ${call.disconnection_reason}` : call.outcome,
+  call
+})
+
+/** @category models */
+export interface RecordResult {
+  /** Tasks finished by this call (the others were already finished). */
+  readonly finished: number
+  /** Batches of those tasks. */
+  readonly batchCallIds: ReadonlyArray<string>
+}
+
+/**
+ * `pg_try_advisory_xact_lock(FEED_LOCK)` ("svc:feed"): one contact feed runs at a time across all workers. One
+ * feeder keeps up with any dispatch rate (a statement applies thousands of calls), and feeders running side by side
+ * would only take CPU from dispatch and wait on each other's contact rows.
+ *
+ * @category models
+ */
+export const FEED_LOCK = 0x5356_4645
+
+/**
+ * A column array as a bind parameter: the driver cannot type an array of only NULLs, so such a column is bound
+ * empty, which `unnest` pads with NULLs to the length of the longest array (the same thing).
+ */
+const column = <A>(values: Array<A | null>): Array<A | null> => values.some((v) => v !== null) ? values : []
+
+/**
+ * Calls in PostgreSQL.
+ *
+ * @category services
+ */
+export class CallsRepo extends Context.Service<CallsRepo, {
+  /** Records finished tasks and their calls, queueing the calls for their contacts; one statement. */
+  readonly recordFinished: (tasks: ReadonlyArray<FinishedTask>, now: number) => Effect.Effect<RecordResult>
+  /**
+   * Applies up to `limit` queued calls to their contacts (oldest first); returns how many calls it applied, or
+   * `undefined` when another worker's feed is running (one feeds at a time: see FEED_LOCK).
+   */
+  readonly feedContacts: (limit: number, now: number) => Effect.Effect<number | undefined>
+}>()("@svc/store/CallsRepo") {
+  /** @category layers */
+  static readonly layer: Layer.Layer<CallsRepo, never, SqlClient.SqlClient> = Layer.effect(
+    CallsRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const recordFinished = Effect.fn("CallsRepo.recordFinished")(
+        function*(tasks: ReadonlyArray<FinishedTask>, now: number) {
+          if (tasks.length === 0) return { finished: 0, batchCallIds: [] }
+          const n = tasks.length
+          const ids = new Array<string>(n)
+          const states = new Array<string>(n)
+          const reasons = new Array<string>(n)
+          const callIds = new Array<string | null>(n)
+          const fromNumbers = new Array<string>(n)
+          const outcomes = new Array<string | null>(n)
+          const disconnections = new Array<string | null>(n)
+          const starts = new Array<string | null>(n)
+          const ends = new Array<string | null>(n)
+          const durations = new Array<string | null>(n)
+          const agents = new Array<string | null>(n)
+          const agentVersions = new Array<string | null>(n)
+          const analyses = new Array<string | null>(n)
+          const contactable = new Array<boolean>(n)
+          for (let i = 0; i < n; i++) {
+            const task = tasks[i]!
+            const call = task.call
+            ids[i] = task.taskId
+            states[i] = task.state
+            reasons[i] = task.reason
+            fromNumbers[i] = task.fromNumber
+            callIds[i] = call?.call_id ?? null
+            outcomes[i] = call?.outcome ?? null
+            disconnections[i] = call?.disconnection_reason ?? null
+            starts[i] = call === undefined ? null : String(Math.round(call.start_timestamp))
+            ends[i] = call === undefined ? null : String(Math.round(call.end_timestamp))
+            durations[i] = call === undefined ? null : String(Math.round(call.duration_ms))
+            agents[i] = call?.agent_id ?? null
+            agentVersions[i] = call?.agent_version === undefined ? null : String(Math.round(call.agent_version))
+            analyses[i] = call === undefined ? null : JSON.stringify(call.analysis)
+            contactable[i] = isE164(task.toNumber)
+          }
+          // Data-modifying CTEs run once and to completion, in one snapshot: the task update decides which results
+          // count (a task finished before is left out), the calls insert and the feed entries follow from it.
+          const rows = yield* sql<{ batch_call_id: string; n: number }>`
+            WITH r AS (
+              SELECT * FROM unnest(
+                ${ids}::text[]::int8[], ${states}::text[], ${reasons}::text[], ${column(callIds)}::text[],
+                ${fromNumbers}::text[], ${column(outcomes)}::text[], ${column(disconnections)}::text[], ${
+            column(starts)
+          }::text[]::int8[],
+                ${column(ends)}::text[]::int8[], ${column(durations)}::text[]::int8[], ${column(agents)}::text[],
+                ${column(agentVersions)}::text[]::int8[], ${column(analyses)}::text[], ${contactable}::bool[]
+              ) AS r(task_id, state, reason, call_id, from_number, outcome, disconnection_reason, start_timestamp,
+                end_timestamp, duration_ms, agent_id, agent_version, analysis, contactable)
+            ), done AS (
+              UPDATE batch_call_tasks t
+              SET state = r.state, state_reason = r.reason, call_id = r.call_id, lease_owner = NULL,
+                lease_expires_at = NULL
+              FROM r
+              WHERE t.task_id = r.task_id AND t.state IN ('dialling', 'unknown')
+              RETURNING t.task_id, t.org_id, t.batch_call_id, t.to_number
+            ), inserted AS (
+              INSERT INTO calls (org_id, call_id, task_id, batch_call_id, from_number, to_number, agent_id,
+                agent_version, outcome, disconnection_reason, start_timestamp, end_timestamp, duration_ms, analysis,
+                recorded_timestamp)
+              SELECT d.org_id, r.call_id, d.task_id, d.batch_call_id, r.from_number, d.to_number, r.agent_id,
+                r.agent_version, r.outcome, r.disconnection_reason, r.start_timestamp, r.end_timestamp, r.duration_ms,
+                r.analysis::jsonb, ${now}
+              FROM done d JOIN r ON r.task_id = d.task_id
+              WHERE r.call_id IS NOT NULL
+              ON CONFLICT (task_id) DO NOTHING
+              RETURNING call_seq, org_id, to_number, start_timestamp, task_id
+            ), queued AS (
+              INSERT INTO contact_feed (call_seq, org_id, to_number, start_timestamp)
+              SELECT i.call_seq, i.org_id, i.to_number, i.start_timestamp
+              FROM inserted i JOIN r ON r.task_id = i.task_id
+              WHERE r.contactable
+            )
+            SELECT batch_call_id, count(*)::int4 AS n FROM done GROUP BY batch_call_id`
+          let finished = 0
+          for (const row of rows) finished += row.n
+          return { finished, batchCallIds: rows.map((r) => r.batch_call_id) }
+        },
+        Effect.orDie
+      )
+
+      const feed = (limit: number, now: number) =>
+        sql<{ fed: number }>`
+          WITH taken AS (
+            DELETE FROM contact_feed WHERE call_seq IN (
+              SELECT call_seq FROM contact_feed ORDER BY call_seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+            RETURNING org_id, to_number, start_timestamp
+          ), per_contact AS (
+            SELECT org_id, to_number, count(*)::int4 AS calls, max(start_timestamp) AS last_start,
+              gen_random_uuid()::text AS random_id
+            FROM taken
+            GROUP BY org_id, to_number
+          ), fed AS (
+            -- a new contact: an id in the UUID v7 layout of ContactsRepo (creation time in ms first, then random
+            -- bits), and search_text computed here rather than by the per-row trigger
+            INSERT INTO contacts AS k (org_id, contact_id, phone_number, conversation_count,
+              last_conversation_timestamp, created_timestamp, user_modified_timestamp, search_text)
+            SELECT p.org_id,
+              substr(lpad(to_hex(${now}::int8), 12, '0'), 1, 8) || '-' || substr(lpad(to_hex(${now}::int8), 12, '0'), 9, 4)
+                || '-7' || substr(p.random_id, 16, 3) || substr(p.random_id, 19),
+              p.to_number, p.calls, p.last_start, ${now}, ${now},
+              ${
+          sql.literal(searchTextExpression({
+            phoneNumber: "p.to_number",
+            firstName: "NULL",
+            lastName: "NULL",
+            externalId: "NULL",
+            customFields: "'{}'::jsonb"
+          }))
+        }
+            FROM per_contact p
+            -- one lock order for every feeder: concurrent feeds wait for each other, never deadlock
+            ORDER BY p.org_id, p.to_number
+            ON CONFLICT (org_id, phone_number) DO UPDATE SET
+              conversation_count = k.conversation_count + EXCLUDED.conversation_count,
+              last_conversation_timestamp = GREATEST(k.last_conversation_timestamp, EXCLUDED.last_conversation_timestamp)
+            RETURNING 1
+          )
+          SELECT count(*)::int4 AS fed FROM taken`.pipe(Effect.map((rows) => rows[0]?.fed ?? 0))
+
+      const feedContacts = (limit: number, now: number) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const [lock] = yield* sql<{ held: boolean }>`SELECT pg_try_advisory_xact_lock(${FEED_LOCK}) AS held`
+          if (lock?.held !== true) return undefined
+          return yield* feed(limit, now)
+        })).pipe(Effect.orDie, Effect.withSpan("CallsRepo.feedContacts"))
+
+      return CallsRepo.of({ recordFinished, feedContacts })
+    })
+  )
+}

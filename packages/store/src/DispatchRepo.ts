@@ -1,0 +1,542 @@
+/**
+ * The scheduler's statements over batch calls and their tasks (issue 5; docs/decisions/0401-scheduler-row-leasing.md):
+ * which batches are due, claiming tasks under an org's concurrency limit, leases, and the transitions into and
+ * out of `unknown`. Workers coordinate only through these rows; nothing here keeps state in memory that
+ * another worker would need.
+ *
+ * Invariants:
+ * - A task is `dialling` only with a lease (owner, expiry); the claim that sets it commits before the dial.
+ * - Calls in flight of an org (tasks `dialling` or `unknown`: an `unknown` task may be a live call) change upward
+ *   only inside the org's claim transaction, which holds the advisory lock `(ORG_LOCK, hashtext(org))` and counts
+ *   them first; so concurrent workers can never start more than the limit allows (DispatchAllocation). A claim
+ *   that finds the lock taken claims nothing (`busy`) instead of waiting.
+ * - `dialling` -> `unknown` when the lease expired; `unknown` -> `pending` only after the dialer said no call was
+ *   placed with the task's key, under the org's lock (so a batch that had run dry is woken in the same step).
+ * - A batch leaves `scheduled`/`in_progress` only for `completed`, once none of its tasks is pending or in flight.
+ */
+import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
+import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { allocate, type AllocationCandidate } from "./DispatchAllocation.ts"
+
+/**
+ * `pg_advisory_xact_lock(ORG_LOCK, hashtext(org_id))`: the first key is the scheduler's namespace ("svc:org"),
+ * fixed forever. Two orgs whose ids hash alike only share a lock, which costs a little waiting, nothing else.
+ *
+ * @category models
+ */
+export const ORG_LOCK = 0x5356_4f52
+
+/**
+ * How long a batch with nothing left to claim (its last calls still in flight) is left alone before it is looked
+ * at again. Completion and the return of a task to `pending` wake it earlier; this is the fallback.
+ *
+ * @category models
+ */
+export const IDLE_RECHECK_MS = 60_000
+
+/**
+ * A batch whose `next_dispatch_at` has come: its trigger time has passed and it was not waiting for a later window
+ * opening.
+ *
+ * @category models
+ */
+export interface DueBatch {
+  readonly batchCallId: string
+  readonly orgId: string
+  readonly fromNumber: string
+  readonly reservedConcurrency: number
+  /** `undefined` = no call window: any time. */
+  readonly window: CanonicalCallTimeWindow | undefined
+  readonly status: "scheduled" | "in_progress"
+  readonly nextDispatchAt: number
+}
+
+/**
+ * A task claimed for dialling: its lease and the request that carries its overrides.
+ *
+ * @category models
+ */
+export interface ClaimedTask {
+  readonly taskId: string
+  readonly orgId: string
+  readonly batchCallId: string
+  readonly taskIndex: number
+  /** When the batch became dispatchable (the lag metric runs from here to the dial). */
+  readonly dueAt: number
+  readonly leaseExpiresAt: number
+  readonly request: DialRequest
+}
+
+/** @category models */
+export interface ClaimOptions {
+  readonly owner: string
+  readonly now: number
+  readonly leaseMs: number
+  /** Most tasks claimed from one batch in one transaction. */
+  readonly maxPerBatch: number
+}
+
+/** @category models */
+export interface ClaimResult {
+  readonly claimed: ReadonlyArray<ClaimedTask>
+  /** Tasks set to `skipped` (their number belongs to a `do_not_call` contact). */
+  readonly skipped: number
+  /** Batches that completed in this transaction (nothing pending, nothing in flight). */
+  readonly completed: ReadonlyArray<string>
+  /** Another worker was claiming for the org at that moment: nothing was claimed, try again shortly. */
+  readonly busy: boolean
+}
+
+/**
+ * An `unknown` task taken for reconciliation by one worker (its lease is the time of the next look).
+ *
+ * @category models
+ */
+export interface UnknownTask {
+  readonly taskId: string
+  readonly orgId: string
+  readonly batchCallId: string
+  readonly fromNumber: string
+  readonly toNumber: string
+}
+
+/** @category models */
+export interface WakeTimes {
+  /** The earliest `next_dispatch_at` still in the future, if any batch waits. */
+  readonly batch: number | undefined
+  /** The earliest lease of a task in flight (expiry turns it `unknown`; an `unknown` task's lease is its recheck). */
+  readonly lease: number | undefined
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rows
+// ---------------------------------------------------------------------------------------------------------------
+
+interface DueRow {
+  readonly batch_call_id: string
+  readonly org_id: string
+  readonly from_number: string
+  readonly reserved_concurrency: number
+  readonly call_time_window: unknown
+  readonly status: "scheduled" | "in_progress"
+  readonly next_dispatch_at: number
+}
+
+interface ClaimRow {
+  readonly task_id: string
+  readonly task_index: number
+  readonly to_number: string
+  readonly state: "dialling" | "skipped"
+  readonly override_agent_id: string | null
+  readonly override_agent_version: number | null
+  readonly override_agent_version_name: string | null
+  readonly agent_override: Record<string, Schema.Json> | null
+  readonly dynamic_variables: Record<string, string> | null
+  readonly metadata: Record<string, Schema.Json> | null
+  readonly custom_sip_headers: Record<string, string> | null
+}
+
+const decodeWindow = Schema.decodeUnknownSync(CanonicalCallTimeWindow)
+
+/** The dial request of a claimed row: the batch's from_number and the task's overrides, absent keys omitted. */
+const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest => {
+  const request: {
+    -readonly [K in keyof DialRequest]: DialRequest[K]
+  } = {
+    idempotency_key: row.task_id,
+    org_id: orgId,
+    batch_call_id: batch.batchCallId,
+    from_number: batch.fromNumber,
+    to_number: row.to_number
+  }
+  if (row.override_agent_id !== null) request.override_agent_id = row.override_agent_id
+  if (row.override_agent_version !== null) request.override_agent_version = row.override_agent_version
+  else if (row.override_agent_version_name !== null) request.override_agent_version = row.override_agent_version_name
+  if (row.agent_override !== null) request.agent_override = row.agent_override
+  if (row.dynamic_variables !== null) request.dynamic_variables = row.dynamic_variables
+  if (row.metadata !== null) request.metadata = row.metadata
+  if (row.custom_sip_headers !== null) request.custom_sip_headers = row.custom_sip_headers
+  return request
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Service
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Dispatch statements on PostgreSQL. SQL and row-decoding failures are defects (house style §5.3): the worker's
+ * loops log them and try again.
+ *
+ * @category services
+ */
+export class DispatchRepo extends Context.Service<DispatchRepo, {
+  /** `dialling` tasks whose lease expired become `unknown`; returns how many. */
+  readonly expireLeases: (now: number) => Effect.Effect<number>
+  /** Batches due at `now`, oldest first. */
+  readonly dueBatches: (now: number, limit: number) => Effect.Effect<ReadonlyArray<DueBatch>>
+  /** Moves each batch's `next_dispatch_at` to the given time (its window's next opening). */
+  readonly postpone: (
+    batches: ReadonlyArray<{ readonly batchCallId: string; readonly at: number }>
+  ) => Effect.Effect<void>
+  /** Claims tasks of the org's open, due batches, sharing the free slots fairly; one transaction. */
+  readonly claim: (
+    orgId: string,
+    batches: ReadonlyArray<DueBatch>,
+    options: ClaimOptions
+  ) => Effect.Effect<ClaimResult>
+  /** Extends the leases this owner holds on `dialling` tasks; returns the ids still held. */
+  readonly extendLeases: (
+    owner: string,
+    taskIds: ReadonlyArray<string>,
+    until: number
+  ) => Effect.Effect<ReadonlyArray<string>>
+  /** Takes `unknown` tasks due for a look at the dialer, leasing them to `owner` until `now + recheckMs`. */
+  readonly claimUnknown: (
+    owner: string,
+    now: number,
+    recheckMs: number,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<UnknownTask>>
+  /**
+   * `unknown` (or `dialling`) tasks of `owner` that were never placed go back to `pending`, and their batches are
+   * woken; under each org's lock.
+   */
+  readonly returnToPending: (owner: string, taskIds: ReadonlyArray<string>, now: number) => Effect.Effect<number>
+  /** `dialling` tasks of `owner` become `unknown` at once (released on shutdown; reconciled by whoever is left). */
+  readonly releaseToUnknown: (owner: string, taskIds: ReadonlyArray<string>, now: number) => Effect.Effect<number>
+  /** Completes the batches among these that have nothing pending or in flight; returns them. */
+  readonly completeIfDone: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+  /** When something next needs this worker's attention, as far as the database knows. */
+  readonly wakeTimes: (now: number) => Effect.Effect<WakeTimes>
+}>()("@svc/store/DispatchRepo") {
+  /** @category layers */
+  static readonly layer: Layer.Layer<DispatchRepo, never, SqlClient.SqlClient> = Layer.effect(
+    DispatchRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      // Canonical windows are immutable: decode each batch's once (and keep the object, which CallWindow
+      // compiles once per object).
+      const windows = new Map<string, CanonicalCallTimeWindow | undefined>()
+      const windowOf = (row: DueRow) => {
+        if (windows.has(row.batch_call_id)) return windows.get(row.batch_call_id)
+        if (windows.size > 10_000) windows.clear()
+        const window = row.call_time_window === null ? undefined : decodeWindow(row.call_time_window)
+        windows.set(row.batch_call_id, window)
+        return window
+      }
+
+      const expireLeases = (now: number) =>
+        sql<{ n: number }>`
+          WITH expired AS (
+            UPDATE batch_call_tasks SET state = 'unknown'
+            WHERE state = 'dialling' AND lease_expires_at < ${now}
+            RETURNING 1
+          )
+          SELECT count(*)::int4 AS n FROM expired`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0),
+          Effect.orDie,
+          Effect.withSpan("DispatchRepo.expireLeases")
+        )
+
+      const dueBatches = (now: number, limit: number) =>
+        sql<DueRow>`
+          SELECT batch_call_id, org_id, from_number, reserved_concurrency, call_time_window, status,
+            next_dispatch_at::float8 AS next_dispatch_at
+          FROM batch_calls
+          WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at <= ${now}
+          ORDER BY next_dispatch_at
+          LIMIT ${limit}`.pipe(
+          Effect.map((rows) =>
+            rows.map((row): DueBatch => ({
+              batchCallId: row.batch_call_id,
+              orgId: row.org_id,
+              fromNumber: row.from_number,
+              reservedConcurrency: row.reserved_concurrency,
+              window: windowOf(row),
+              status: row.status,
+              nextDispatchAt: row.next_dispatch_at
+            }))
+          ),
+          Effect.orDie,
+          Effect.withSpan("DispatchRepo.dueBatches")
+        )
+
+      const postpone = (batches: ReadonlyArray<{ readonly batchCallId: string; readonly at: number }>) =>
+        batches.length === 0 ? Effect.void : sql`
+          UPDATE batch_calls b SET next_dispatch_at = u.at
+          FROM unnest(${batches.map((b) => b.batchCallId)}::text[], ${
+          batches.map((b) => String(b.at))
+        }::text[]::int8[]) AS u(id, at)
+          WHERE b.batch_call_id = u.id`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("DispatchRepo.postpone"))
+
+      // One query per state: each has its partial index (batch_call_tasks_dialling, _unknown); `state IN (...)`
+      // would make the planner scan the whole task table.
+      const inFlightByBatch = (orgId: string) =>
+        sql<{ batch_call_id: string; n: number }>`
+          SELECT batch_call_id, count(*)::int4 AS n FROM (
+            SELECT batch_call_id FROM batch_call_tasks WHERE org_id = ${orgId} AND state = 'dialling'
+            UNION ALL
+            SELECT batch_call_id FROM batch_call_tasks WHERE org_id = ${orgId} AND state = 'unknown'
+          ) t
+          GROUP BY batch_call_id`
+
+      const lockOrg = (orgId: string) => sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))`
+
+      const claimFrom = (orgId: string, batch: DueBatch, n: number, owner: string, until: number) =>
+        sql<ClaimRow>`
+          WITH c AS MATERIALIZED (
+            SELECT task_id, to_number FROM batch_call_tasks
+            WHERE batch_call_id = ${batch.batchCallId} AND state = 'pending'
+            ORDER BY task_index
+            LIMIT ${n}
+            FOR UPDATE SKIP LOCKED
+          ), d AS MATERIALIZED (
+            -- issue 5: a number of a do_not_call contact is never dialled; checked at claim time, just before the dial
+            SELECT c.task_id, EXISTS (
+              SELECT 1 FROM contacts k WHERE k.org_id = ${orgId} AND k.phone_number = c.to_number AND k.do_not_call
+            ) AS dnc
+            FROM c
+          )
+          UPDATE batch_call_tasks t SET
+            state = CASE WHEN d.dnc THEN 'skipped' ELSE 'dialling' END,
+            state_reason = CASE WHEN d.dnc THEN 'do_not_call' END,
+            lease_owner = CASE WHEN d.dnc THEN NULL ELSE ${owner} END,
+            lease_expires_at = CASE WHEN d.dnc THEN NULL ELSE ${until}::int8 END,
+            attempts = t.attempts + CASE WHEN d.dnc THEN 0 ELSE 1 END
+          FROM d
+          WHERE t.task_id = d.task_id
+          RETURNING t.task_id::text AS task_id, t.task_index, t.to_number, t.state, t.override_agent_id,
+            t.override_agent_version::float8 AS override_agent_version, t.override_agent_version_name,
+            t.agent_override, t.dynamic_variables, t.metadata, t.custom_sip_headers`
+
+      // Calls in flight are checked first (CASE evaluates in order): while a batch runs they nearly always exist, and
+      // the pending check would walk the index entries of every task already claimed.
+      const completeIfDoneStatement = (batchCallIds: ReadonlyArray<string>) =>
+        sql<{ batch_call_id: string }>`
+          UPDATE batch_calls b SET status = 'completed'
+          WHERE b.batch_call_id = ANY(${batchCallIds}::text[]) AND b.status IN ('scheduled', 'in_progress')
+            AND CASE
+              WHEN EXISTS (
+                SELECT 1 FROM batch_call_tasks t
+                WHERE t.org_id = b.org_id AND t.state = 'dialling' AND t.batch_call_id = b.batch_call_id) THEN false
+              WHEN EXISTS (
+                SELECT 1 FROM batch_call_tasks t
+                WHERE t.org_id = b.org_id AND t.state = 'unknown' AND t.batch_call_id = b.batch_call_id) THEN false
+              ELSE NOT EXISTS (
+                SELECT 1 FROM batch_call_tasks t WHERE t.batch_call_id = b.batch_call_id AND t.state = 'pending')
+            END
+          RETURNING b.batch_call_id`.pipe(Effect.map((rows) => rows.map((r) => r.batch_call_id)))
+
+      const claim = Effect.fn("DispatchRepo.claim")(
+        function*(orgId: string, batches: ReadonlyArray<DueBatch>, options: ClaimOptions) {
+          const until = options.now + options.leaseMs
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            // Another worker holding the lock is claiming for this org right now, as much as the org may start: rather
+            // than queue behind it (and then find the slots taken), this worker moves on and looks again shortly.
+            // The limit is read with the lock (claims do not change it); the calls in flight after it, in a new
+            // statement whose snapshot includes every claim committed before the lock was granted.
+            const [org] = yield* sql<{ concurrency_limit: number; locked: boolean }>`
+              SELECT o.concurrency_limit, pg_try_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId})) AS locked
+              FROM orgs o WHERE o.org_id = ${orgId}`
+            if (org === undefined) return { claimed: [], skipped: 0, completed: [], busy: false }
+            if (!org.locked) return { claimed: [], skipped: 0, completed: [], busy: true }
+            const limit = org.concurrency_limit
+            const counts = yield* inFlightByBatch(orgId)
+            let orgInFlight = 0
+            const inFlight = new Map<string, number>()
+            for (const row of counts) {
+              orgInFlight += row.n
+              inFlight.set(row.batch_call_id, row.n)
+            }
+            const claimed: Array<ClaimedTask> = []
+            let skipped = 0
+            const active = new Map(batches.map((b) => [b.batchCallId, b]))
+            const claimedPerBatch = new Map<string, number>()
+            const exhausted: Array<string> = []
+            // Allocate, claim, and allocate again what batches could not use (they ran dry, or some of their tasks
+            // were skipped), until no slot or no batch is left.
+            while (active.size > 0) {
+              const candidates: Array<AllocationCandidate> = []
+              for (const batch of active.values()) {
+                candidates.push({
+                  batchCallId: batch.batchCallId,
+                  reservedConcurrency: batch.reservedConcurrency,
+                  inFlight: inFlight.get(batch.batchCallId) ?? 0
+                })
+              }
+              const grants = allocate(limit, orgInFlight, candidates, Number.POSITIVE_INFINITY)
+              if (grants.size === 0) break
+              let progressed = false
+              for (const [batchCallId, wanted] of grants) {
+                const batch = active.get(batchCallId)!
+                const budget = options.maxPerBatch - (claimedPerBatch.get(batchCallId) ?? 0)
+                const n = Math.min(wanted, budget)
+                const rows = n <= 0 ? [] : yield* claimFrom(orgId, batch, n, options.owner, until)
+                let dialled = 0
+                for (const row of rows) {
+                  if (row.state === "skipped") {
+                    skipped++
+                    continue
+                  }
+                  dialled++
+                  claimed.push({
+                    taskId: row.task_id,
+                    orgId,
+                    batchCallId,
+                    taskIndex: row.task_index,
+                    dueAt: batch.nextDispatchAt,
+                    leaseExpiresAt: until,
+                    request: toRequest(orgId, batch, row)
+                  })
+                }
+                if (rows.length > 0) progressed = true
+                orgInFlight += dialled
+                inFlight.set(batchCallId, (inFlight.get(batchCallId) ?? 0) + dialled)
+                claimedPerBatch.set(batchCallId, (claimedPerBatch.get(batchCallId) ?? 0) + rows.length)
+                if (rows.length < n) {
+                  // under the org's lock no other claim holds this batch's pending rows: it has run dry
+                  exhausted.push(batchCallId)
+                  active.delete(batchCallId)
+                } else if (n < wanted) {
+                  active.delete(batchCallId)
+                }
+              }
+              if (!progressed) break
+            }
+            const started = [...claimedPerBatch.keys()].filter((id) =>
+              (claimedPerBatch.get(id) ?? 0) > 0 && batches.find((b) => b.batchCallId === id)?.status === "scheduled"
+            )
+            if (started.length > 0) {
+              yield* sql`
+                UPDATE batch_calls SET status = 'in_progress'
+                WHERE batch_call_id = ANY(${started}::text[]) AND status = 'scheduled'`
+            }
+            let completed: ReadonlyArray<string> = []
+            if (exhausted.length > 0) {
+              completed = yield* completeIfDoneStatement(exhausted)
+              const resting = exhausted.filter((id) => !completed.includes(id))
+              if (resting.length > 0) {
+                // nothing to claim until a task returns to pending (which wakes the batch) or the batch completes
+                yield* sql`
+                  UPDATE batch_calls SET next_dispatch_at = ${options.now + IDLE_RECHECK_MS}
+                  WHERE batch_call_id = ANY(${resting}::text[]) AND next_dispatch_at <= ${options.now}`
+              }
+            }
+            return { claimed, skipped, completed, busy: false }
+          }))
+        },
+        Effect.orDie
+      )
+
+      const extendLeases = (owner: string, taskIds: ReadonlyArray<string>, until: number) =>
+        taskIds.length === 0 ? Effect.succeed([]) : sql<{ task_id: string }>`
+          UPDATE batch_call_tasks SET lease_expires_at = ${until}
+          WHERE task_id = ANY(${taskIds}::text[]::int8[]) AND state = 'dialling' AND lease_owner = ${owner}
+          RETURNING task_id::text AS task_id`.pipe(
+          Effect.map((rows) => rows.map((r) => r.task_id)),
+          Effect.orDie,
+          Effect.withSpan("DispatchRepo.extendLeases")
+        )
+
+      const claimUnknown = (owner: string, now: number, recheckMs: number, limit: number) =>
+        sql<{ task_id: string; org_id: string; batch_call_id: string; from_number: string; to_number: string }>`
+          WITH c AS (
+            SELECT task_id FROM batch_call_tasks
+            WHERE state = 'unknown' AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})
+            ORDER BY task_id
+            LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED
+          )
+          UPDATE batch_call_tasks t SET lease_owner = ${owner}, lease_expires_at = ${now + recheckMs}
+          FROM c, batch_calls b
+          WHERE t.task_id = c.task_id AND b.batch_call_id = t.batch_call_id
+          RETURNING t.task_id::text AS task_id, t.org_id, t.batch_call_id, b.from_number, t.to_number`.pipe(
+          Effect.map((rows) =>
+            rows.map((r): UnknownTask => ({
+              taskId: r.task_id,
+              orgId: r.org_id,
+              batchCallId: r.batch_call_id,
+              fromNumber: r.from_number,
+              toNumber: r.to_number
+            }))
+          ),
+          Effect.orDie,
+          Effect.withSpan("DispatchRepo.claimUnknown")
+        )
+
+      const returnToPending = Effect.fn("DispatchRepo.returnToPending")(
+        function*(owner: string, taskIds: ReadonlyArray<string>, now: number) {
+          if (taskIds.length === 0) return 0
+          const owners = yield* sql<{ org_id: string }>`
+            SELECT DISTINCT org_id FROM batch_call_tasks WHERE task_id = ANY(${taskIds}::text[]::int8[])`
+          let returned = 0
+          for (const { org_id } of owners) {
+            returned += yield* sql.withTransaction(Effect.gen(function*() {
+              yield* lockOrg(org_id)
+              const rows = yield* sql<{ batch_call_id: string }>`
+                UPDATE batch_call_tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL
+                WHERE task_id = ANY(${taskIds}::text[]::int8[]) AND org_id = ${org_id}
+                  AND state IN ('unknown', 'dialling') AND lease_owner = ${owner}
+                RETURNING batch_call_id`
+              const batches = [...new Set(rows.map((r) => r.batch_call_id))]
+              if (batches.length > 0) {
+                yield* sql`
+                  UPDATE batch_calls SET next_dispatch_at = LEAST(next_dispatch_at, ${now})
+                  WHERE batch_call_id = ANY(${batches}::text[]) AND status IN ('scheduled', 'in_progress')`
+              }
+              return rows.length
+            }))
+          }
+          return returned
+        },
+        Effect.orDie
+      )
+
+      const releaseToUnknown = (owner: string, taskIds: ReadonlyArray<string>, now: number) =>
+        taskIds.length === 0 ? Effect.succeed(0) : sql`
+          UPDATE batch_call_tasks SET state = 'unknown', lease_expires_at = ${now}
+          WHERE task_id = ANY(${taskIds}::text[]::int8[]) AND state = 'dialling' AND lease_owner = ${owner}
+          RETURNING 1`.pipe(
+          Effect.map((rows) => rows.length),
+          Effect.orDie,
+          Effect.withSpan("DispatchRepo.releaseToUnknown")
+        )
+
+      const completeIfDone = (batchCallIds: ReadonlyArray<string>) =>
+        batchCallIds.length === 0
+          ? Effect.succeed([])
+          : completeIfDoneStatement(batchCallIds).pipe(Effect.orDie, Effect.withSpan("DispatchRepo.completeIfDone"))
+
+      const wakeTimes = (now: number) =>
+        sql<{ batch: number | null; lease: number | null }>`
+          SELECT
+            (SELECT min(next_dispatch_at) FROM batch_calls
+              WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at > ${now})::float8 AS batch,
+            LEAST(
+              (SELECT min(lease_expires_at) FROM batch_call_tasks WHERE state = 'dialling'),
+              (SELECT min(lease_expires_at) FROM batch_call_tasks WHERE state = 'unknown')
+            )::float8 AS lease`
+          .pipe(
+            Effect.map((rows) => ({ batch: rows[0]?.batch ?? undefined, lease: rows[0]?.lease ?? undefined })),
+            Effect.orDie,
+            Effect.withSpan("DispatchRepo.wakeTimes")
+          )
+
+      return DispatchRepo.of({
+        expireLeases,
+        dueBatches,
+        postpone,
+        claim,
+        extendLeases,
+        claimUnknown,
+        returnToPending,
+        releaseToUnknown,
+        completeIfDone,
+        wakeTimes
+      })
+    })
+  )
+}

@@ -1,0 +1,90 @@
+import { assert, layer } from "@effect/vitest"
+import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { BatchCallsRepo } from "../src/BatchCallsRepo.ts"
+import { DispatchRepo } from "../src/DispatchRepo.ts"
+import * as TestDatabase from "../test-support/TestDatabase.ts"
+
+const Layers = Layer.mergeAll(BatchCallsRepo.layer, DispatchRepo.layer).pipe(
+  Layer.provideMerge(TestDatabase.layer)
+)
+
+const NOW = 1_000_000
+let orgs = 0
+
+const seedBatches = (limit: number, batches: ReadonlyArray<{ tasks: number; reserved: number }>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* BatchCallsRepo
+    const orgId = `org_claims_${++orgs}`
+    yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
+               VALUES (${orgId}, 'claims', ${limit}, 0)`
+    yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, '+14155550100', 0)`
+    for (const b of batches) {
+      yield* repo.create(
+        orgId,
+        "key",
+        Schema.decodeUnknownSync(CreateBatchCallRequest)({
+          from_number: "+14155550100",
+          reserved_concurrency: b.reserved,
+          tasks: Array.from({ length: b.tasks }, (_, i) => ({ to_number: `+1212${String(i).padStart(7, "0")}` }))
+        }),
+        { maxTasks: 10_000 }
+      ).pipe(Effect.orDie)
+    }
+    return orgId
+  })
+
+const inFlight = (orgId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ n: number }>`
+      SELECT count(*)::int4 AS n FROM batch_call_tasks WHERE org_id = ${orgId} AND state IN ('dialling', 'unknown')`
+    return row!.n
+  })
+
+layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
+  it.effect("concurrent claims by many workers never exceed the org's limit less the reservation", () =>
+    Effect.gen(function*() {
+      const orgId = yield* seedBatches(25, [{ tasks: 500, reserved: 3 }])
+      const repo = yield* DispatchRepo
+      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      // twelve workers claim at the same moment, each as if it alone saw free slots
+      const results = yield* Effect.all(
+        Array.from(
+          { length: 12 },
+          (_, i) => repo.claim(orgId, due, { owner: `w${i}`, now: NOW, leaseMs: 30_000, maxPerBatch: 1000 })
+        ),
+        { concurrency: "unbounded" }
+      )
+      const claimed = results.reduce((n, r) => n + r.claimed.length, 0)
+      assert.strictEqual(claimed, 22)
+      assert.strictEqual(yield* inFlight(orgId), 22)
+      assert.strictEqual(new Set(results.flatMap((r) => r.claimed.map((t) => t.taskId))).size, 22)
+    }))
+
+  it.effect("claims in task order, sets the lease and counts the attempt", () =>
+    Effect.gen(function*() {
+      const orgId = yield* seedBatches(3, [{ tasks: 5, reserved: 0 }])
+      const repo = yield* DispatchRepo
+      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const result = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 5_000, maxPerBatch: 10 })
+      assert.deepStrictEqual(result.claimed.map((t) => t.taskIndex), [0, 1, 2])
+      assert.isTrue(result.claimed.every((t) => t.leaseExpiresAt === NOW + 5_000))
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ state: string; lease_owner: string | null; attempts: number }>`
+        SELECT state, lease_owner, attempts FROM batch_call_tasks WHERE org_id = ${orgId} ORDER BY task_index`
+      assert.deepStrictEqual(rows.map((r) => [r.state, r.lease_owner, r.attempts]), [
+        ["dialling", "w", 1],
+        ["dialling", "w", 1],
+        ["dialling", "w", 1],
+        ["pending", null, 0],
+        ["pending", null, 0]
+      ])
+      // expired leases turn unknown; the batch is not claimable beyond the limit meanwhile
+      assert.strictEqual(yield* repo.expireLeases(NOW + 5_001), 3)
+      const again = yield* repo.claim(orgId, due, { owner: "w2", now: NOW + 5_001, leaseMs: 5_000, maxPerBatch: 10 })
+      assert.strictEqual(again.claimed.length, 0)
+    }))
+})

@@ -1,0 +1,373 @@
+// Scheduler dispatch (issue 5), with a zero-latency simulated dialer, each measurement beside a baseline in the same
+// run:
+//
+//   1. sustained dispatch, one worker: the Dispatcher's own loop (claim under the org lock with the do_not_call
+//      check, dial, record task + call + contact) against a bare claim-and-mark loop in SQL over an identical batch
+//      (`FOR UPDATE SKIP LOCKED` claim of 1,000 pending rows, then mark them completed). Goals: >= 1,000 tasks/s and
+//      within 2x of the bare loop's cost per task.
+//   2. a 100,000-task batch at concurrency 1,000 drains in under 3 minutes (one worker).
+//   3. from a window opening to the first dial, with the worker asleep until the opening: under 1 s.
+//   4. one vs two `svc-scheduler` processes on the same batch size: two are not slower.
+//
+//   node tools/bench/scheduler.bench.ts [--rounds=3] [--tasks=20000] [--big=100000] [--skip-window]
+//
+// Runs on DATABASE_URL when set (bench orgs are added and removed), else on an embedded PostgreSQL in a temporary
+// directory. Prints a Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
+import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { Dispatcher } from "@svc/scheduler/Dispatcher.ts"
+import * as ContactFeed from "@svc/scheduler/jobs/ContactFeed.ts"
+import * as SchedulerConfig from "@svc/scheduler/SchedulerConfig.ts"
+import * as SimulatedDialer from "@svc/scheduler/SimulatedDialer.ts"
+import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
+import { CallsRepo } from "@svc/store/CallsRepo.ts"
+import * as Database from "@svc/store/Database.ts"
+import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
+import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
+import { Effect, Exit, Fiber, Layer, ManagedRuntime, Redacted, References, Schema, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const argument = (name: string, fallback: number): number => {
+  const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split("=")[1]
+  const value = raw === undefined ? Number.NaN : Number(raw)
+  return Number.isInteger(value) && value > 0 ? value : fallback
+}
+const rounds = argument("rounds", 3)
+const taskCount = argument("tasks", 20_000)
+const bigCount = argument("big", 100_000)
+const skipWindow = process.argv.includes("--skip-window")
+const CONCURRENCY = 1_000
+const root = path.resolve(import.meta.dirname, "..", "..")
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Database: DATABASE_URL, or an embedded server of our own
+// ---------------------------------------------------------------------------------------------------------------
+
+const scope = Scope.makeUnsafe()
+let dataDir: string | undefined
+let url: Redacted.Redacted<string>
+if (process.env["DATABASE_URL"]) {
+  url = Redacted.make(process.env["DATABASE_URL"])
+} else {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-scheduler-"))
+  fs.chmodSync(dataDir, 0o755)
+  url = (await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))).url
+}
+const runtime = ManagedRuntime.make(
+  Layer.mergeAll(BatchCallsRepo.layer, DispatchRepo.layer, CallsRepo.layer).pipe(
+    Layer.provideMerge(Database.layerFromUrl(url, { maxConnections: 8 })),
+    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
+  )
+)
+type Services = BatchCallsRepo | DispatchRepo | CallsRepo | SqlClient.SqlClient
+const run = <A, E>(effect: Effect.Effect<A, E, Services | Scope.Scope>) => runtime.runPromise(Effect.scoped(effect))
+
+const FROM = "+14155550100"
+const orgs: Array<string> = []
+let serial = 0
+
+/**
+ * A fresh org with the given concurrency limit and one batch of `count` tasks to distinct new numbers. A batch for
+ * the bare loop is triggered a year from now, so no dispatcher of this run touches it.
+ */
+const seedBatch = (count: number, window?: unknown, options: { readonly forBareLoop?: boolean } = {}) =>
+  run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const orgId = `org_bench_sched_${process.pid}_${++serial}`
+    orgs.push(orgId)
+    yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
+               VALUES (${orgId}, 'scheduler benchmark', ${CONCURRENCY}, 0)`
+    yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, ${FROM}, 0)`
+    const repo = yield* BatchCallsRepo
+    const request = Schema.decodeUnknownSync(CreateBatchCallRequest)({
+      from_number: FROM,
+      ...(window === undefined ? {} : { call_time_window: window }),
+      ...(options.forBareLoop === true ? { trigger_timestamp: Date.now() + 365 * 86_400_000 } : {}),
+      tasks: Array.from({ length: count }, (_, i) => ({
+        to_number: `+1${String(200 + serial % 700)}${String(i).padStart(7, "0")}`,
+        svc_llm_dynamic_variables: { first_name: `Customer ${i}` }
+      }))
+    })
+    const batch = yield* repo.create(orgId, "bench_key", request, { maxTasks: count }).pipe(Effect.orDie)
+    return { orgId, batchCallId: batch.batch_call_id }
+  }))
+
+const batchStatus = (batchCallId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ status: string }>`SELECT status FROM batch_calls WHERE batch_call_id = ${batchCallId}`
+    return row!.status
+  })
+
+const checkpoint = () =>
+  run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CHECKPOINT`
+  }))
+
+// ---------------------------------------------------------------------------------------------------------------
+// The dispatcher (in this process) and the bare loop
+// ---------------------------------------------------------------------------------------------------------------
+
+const dialer = SimulatedDialer.layerMemory({
+  seed: 1,
+  latencyMs: 0,
+  outcomes: SchedulerConfig.defaultOutcomes,
+  store: "memory"
+})
+
+/**
+ * Runs a dispatcher's loop until the batch completes, then the contact feed until every call reached its contact;
+ * returns both elapsed times and the carrier's first dial time. The feed is measured on its own because it is the
+ * contacts table's cost, not dispatch's: in a worker it runs beside the loop, on the same CPUs.
+ */
+const viaDispatcher = (batchCallId: string, extra: { readonly untilFirstDial?: boolean } = {}) =>
+  run(
+    Effect.gen(function*() {
+      const dispatcher = yield* Dispatcher.make(SchedulerConfig.defaults())
+      const carrier = yield* SchedulerSimulatedCarrier
+      const sql = yield* SqlClient.SqlClient
+      const started = performance.now()
+      const loop = yield* Effect.forkChild(dispatcher.run)
+      for (;;) {
+        if (extra.untilFirstDial === true) {
+          const attempts = yield* Effect.orDie(carrier.attempts)
+          if (attempts.length > 0) break
+          yield* Effect.sleep(2)
+        } else {
+          if ((yield* batchStatus(batchCallId)) === "completed") break
+          yield* Effect.sleep(20)
+        }
+      }
+      const ms = performance.now() - started
+      yield* Fiber.interrupt(loop)
+      const feedStarted = performance.now()
+      const fed = yield* ContactFeed.drain()
+      const fedMs = performance.now() - feedStarted
+      const [left] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM contact_feed`
+      if (left!.n !== 0) throw new Error(`${left!.n} calls were not fed to contacts`)
+      const attempts = yield* Effect.orDie(carrier.attempts)
+      return { ms, fedMs, fed, firstDialAt: attempts[0]?.attemptedAt ?? Number.NaN, dials: attempts.length }
+    }).pipe(Effect.provide(dialer))
+  )
+
+/** The floor: claim up to 1,000 pending tasks with SKIP LOCKED and mark them done, until none is left. */
+const viaBareLoop = (batchCallId: string) =>
+  run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const started = performance.now()
+    for (;;) {
+      const claimed = yield* sql<{ task_id: string }>`
+        WITH c AS (
+          SELECT task_id FROM batch_call_tasks WHERE batch_call_id = ${batchCallId} AND state = 'pending'
+          ORDER BY task_index LIMIT ${CONCURRENCY} FOR UPDATE SKIP LOCKED)
+        UPDATE batch_call_tasks t SET state = 'dialling', lease_owner = 'bare', lease_expires_at = ${
+        Date.now() + 30_000
+      }
+        FROM c WHERE t.task_id = c.task_id
+        RETURNING t.task_id::text AS task_id`
+      if (claimed.length === 0) break
+      yield* sql`
+        UPDATE batch_call_tasks SET state = 'completed', lease_owner = NULL, lease_expires_at = NULL
+        WHERE task_id = ANY(${claimed.map((r) => r.task_id)}::text[]::int8[])`
+    }
+    return performance.now() - started
+  }))
+
+// ---------------------------------------------------------------------------------------------------------------
+// Worker processes
+// ---------------------------------------------------------------------------------------------------------------
+
+const startWorker = (index: number) =>
+  new Promise<ChildProcess>((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, "apps/scheduler/src/main.ts")], {
+      cwd: root,
+      env: {
+        ...process.env,
+        DATABASE_URL: Redacted.value(url),
+        LOG_LEVEL: "Info",
+        SVC_DB_MAX_CONNECTIONS: "6",
+        SCHEDULER_WORKER_ID: `bench-${index}`,
+        SCHEDULER_BACKFILL_CRON: "off",
+        SIMULATED_DIALER_STORE: "memory",
+        SIMULATED_DIALER_LATENCY_MS: "0"
+      },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString()
+      if (output.includes("svc-scheduler started")) resolve(child)
+    })
+    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+    child.once("exit", (code) => reject(new Error(`worker ${index} exited (${code}): ${output.slice(-2000)}`)))
+  })
+
+const stopWorkers = (workers: ReadonlyArray<ChildProcess>) =>
+  Promise.all(workers.map((w) =>
+    new Promise<void>((resolve) => {
+      w.removeAllListeners("exit")
+      w.once("exit", () => resolve())
+      w.kill("SIGTERM")
+    })
+  ))
+
+const feedQueue = () =>
+  run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM contact_feed`
+    return row!.n
+  }))
+
+/**
+ * Starts `count` worker processes, then creates a batch and measures until it completes and until every call is
+ * applied to its contact too (the workers' contact feed runs beside dispatch, as in production).
+ */
+const viaProcesses = async (count: number) => {
+  const workers: Array<ChildProcess> = []
+  for (let i = 0; i < count; i++) workers.push(await startWorker(i))
+  const { batchCallId } = await seedBatch(taskCount)
+  const created = performance.now()
+  while (await run(batchStatus(batchCallId)) !== "completed") await new Promise((r) => setTimeout(r, 20))
+  const ms = performance.now() - created
+  while (await feedQueue() > 0) await new Promise((r) => setTimeout(r, 20))
+  const fedMs = performance.now() - created
+  await stopWorkers(workers)
+  return { ms, fedMs }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rounds
+// ---------------------------------------------------------------------------------------------------------------
+
+const progress = (text: string) => process.stderr.write(`${new Date().toISOString()} ${text}\n`)
+const loadBefore = os.loadavg()[0]!
+// warm-up: JIT, plans, the tables' first pages
+progress("warm-up")
+await viaDispatcher((await seedBatch(2_000)).batchCallId)
+await viaBareLoop((await seedBatch(2_000, undefined, { forBareLoop: true })).batchCallId)
+
+const ours: Array<number> = []
+const feeds: Array<number> = []
+const bare: Array<number> = []
+for (let round = 0; round < rounds; round++) {
+  progress(`round ${round + 1} of ${rounds}`)
+  const a = await seedBatch(taskCount)
+  const b = await seedBatch(taskCount, undefined, { forBareLoop: true })
+  await checkpoint()
+  const measure = async () => {
+    const result = await viaDispatcher(a.batchCallId)
+    ours.push(result.ms)
+    feeds.push(result.fedMs)
+  }
+  if (round % 2 === 0) {
+    await measure()
+    await checkpoint()
+    bare.push(await viaBareLoop(b.batchCallId))
+  } else {
+    bare.push(await viaBareLoop(b.batchCallId))
+    await checkpoint()
+    await measure()
+  }
+}
+
+progress(`${bigCount} tasks`)
+const big = await seedBatch(bigCount)
+await checkpoint()
+const bigRun = await viaDispatcher(big.batchCallId)
+const bigBare = await seedBatch(bigCount, undefined, { forBareLoop: true })
+await checkpoint()
+const bigBareMs = await viaBareLoop(bigBare.batchCallId)
+
+let windowLag = Number.NaN
+if (!skipWindow) {
+  progress("window opening (waits for the next whole minute)")
+  // a UTC window that opens at a whole minute at least 5 s from now (time to create the batch and start the worker,
+  // which then sleeps until the opening) and stays open one minute
+  const now = Date.now()
+  const opening = Math.ceil((now + 5_000) / 60_000) * 60_000
+  const minute = Math.floor((opening % 86_400_000) / 60_000)
+  const waiting = await seedBatch(10, {
+    windows: [{ start: minute, end: minute + 1 }],
+    timezone: "UTC"
+  })
+  const result = await viaDispatcher(waiting.batchCallId, { untilFirstDial: true })
+  windowLag = result.firstDialAt - opening
+}
+
+const one: Array<number> = []
+const two: Array<number> = []
+const oneFed: Array<number> = []
+const twoFed: Array<number> = []
+for (let round = 0; round < rounds; round++) {
+  progress(`worker processes, round ${round + 1}`)
+  // alternate which goes first, so a change in background load hits both alike
+  const order = round % 2 === 0 ? [1, 2] : [2, 1]
+  for (const count of order) {
+    const result = await viaProcesses(count)
+    ;(count === 1 ? one : two).push(result.ms)
+    ;(count === 1 ? oneFed : twoFed).push(result.fedMs)
+  }
+}
+const loadAfter = os.loadavg()[0]!
+
+// clean up: deleting an org deletes its batches' tasks (trigger), contacts and calls
+await run(Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  for (const orgId of orgs) {
+    yield* sql`DELETE FROM batch_calls WHERE org_id = ${orgId}`
+    yield* sql`DELETE FROM orgs WHERE org_id = ${orgId}`
+  }
+}))
+await runtime.dispose()
+await Effect.runPromise(Scope.close(scope, Exit.void))
+if (dataDir !== undefined) fs.rmSync(dataDir, { recursive: true, force: true })
+
+const perSecond = (count: number, ms: number) => Math.round(count / (ms / 1000)).toLocaleString("en-US")
+const perTask = (count: number, ms: number) => `${((ms * 1000) / count).toFixed(0)} µs`
+const oursMs = median(ours)
+const feedMs = median(feeds)
+const bareMs = median(bare)
+const ratio = oursMs / bareMs
+const oneMs = median(one)
+const twoMs = median(two)
+const oneFedMs = median(oneFed)
+const twoFedMs = median(twoFed)
+const cpu = os.cpus()[0]?.model ?? "unknown CPU"
+const n = (x: number) => x.toLocaleString("en-US")
+const verdict = (ok: boolean) => ok ? "met" : "**missed**"
+const report = [
+  `Scheduler dispatch, zero-latency simulated dialer, concurrency ${n(CONCURRENCY)}, Node ${process.version}, ` +
+  `${cpu} x ${os.cpus().length}, PostgreSQL ${dataDir === undefined ? "at DATABASE_URL" : "embedded"}; ` +
+  `1-minute load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after; medians of ${rounds} rounds`,
+  "",
+  "| measurement | scheduler | baseline (same run) | goal | result |",
+  "|---|---:|---:|---|---|",
+  `| sustained dispatch, 1 worker, ${n(taskCount)} tasks | ${perSecond(taskCount, oursMs)} tasks/s ` +
+  `(${perTask(taskCount, oursMs)}/task) | bare claim-and-mark loop: ${perSecond(taskCount, bareMs)} tasks/s ` +
+  `(${perTask(taskCount, bareMs)}/task) | >= 1,000 tasks/s | ${verdict(taskCount / (oursMs / 1000) >= 1000)} |`,
+  `| cost per task vs bare loop | ${ratio.toFixed(2)}x | 1.00x | <= 2x | ${verdict(ratio <= 2)} |`,
+  `| contact feed of the same calls, after dispatch | ${perSecond(taskCount, feedMs)} calls/s ` +
+  `(${perTask(taskCount, feedMs)}/call; dispatch + feed ${((oursMs + feedMs) / bareMs).toFixed(2)}x the bare loop) | ` +
+  `- | (not a goal: the contacts table's cost) | - |`,
+  `| ${n(bigCount)}-task batch drains, 1 worker | ${(bigRun.ms / 1000).toFixed(1)} s (then contacts fed in ` +
+  `${(bigRun.fedMs / 1000).toFixed(1)} s) | bare loop: ${(bigBareMs / 1000).toFixed(1)} s | < 180 s | ` +
+  `${verdict(bigRun.ms < 180_000)} |`,
+  `| window opening to first dial | ${Number.isNaN(windowLag) ? "skipped" : `${windowLag.toFixed(0)} ms`} | - | ` +
+  `< 1,000 ms | ${Number.isNaN(windowLag) ? "-" : verdict(windowLag < 1000)} |`,
+  `| 2 worker processes vs 1, ${n(taskCount)} tasks, batch completed | ${perSecond(taskCount, twoMs)} tasks/s | ` +
+  `1 process: ${perSecond(taskCount, oneMs)} tasks/s | 2 not slower than 1 | ${verdict(twoMs <= oneMs)} |`,
+  `| 2 worker processes vs 1, until every contact is fed too | ${perSecond(taskCount, twoFedMs)} tasks/s | ` +
+  `1 process: ${perSecond(taskCount, oneFedMs)} tasks/s | 2 not slower than 1 | ${verdict(twoFedMs <= oneFedMs)} |`
+]
+process.stdout.write(report.join("\n") + "\n")
