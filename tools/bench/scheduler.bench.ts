@@ -40,6 +40,8 @@ const rounds = argument("rounds", 3)
 const taskCount = argument("tasks", 20_000)
 const bigCount = argument("big", 100_000)
 const skipWindow = process.argv.includes("--skip-window")
+// --dispatch-only: only measurement 1 (for quick comparisons while changing the dispatcher)
+const dispatchOnly = process.argv.includes("--dispatch-only")
 const CONCURRENCY = 1_000
 const root = path.resolve(import.meta.dirname, "..", "..")
 
@@ -63,10 +65,44 @@ if (process.env["DATABASE_URL"]) {
   fs.chmodSync(dataDir, 0o755)
   url = (await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))).url
 }
+/**
+ * CPU time (ms) used so far by this process and by the PostgreSQL server's processes: with other work on the
+ * machine, CPU per task varies far less than wall time per task. Zero for PostgreSQL when it is not ours to see.
+ */
+const cpuNow = (): { node: number; postgres: number } => {
+  const usage = process.cpuUsage()
+  let postgres = 0
+  if (dataDir !== undefined) {
+    const tick = 10 // ms per clock tick (USER_HZ = 100 on Linux)
+    try {
+      const postmaster = Number(fs.readFileSync(path.join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0])
+      for (const entry of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(entry)) continue
+        try {
+          const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+          const pid = Number(entry)
+          if (pid !== postmaster && Number(fields[1]) !== postmaster) continue
+          postgres += (Number(fields[11]) + Number(fields[12])) * tick
+        } catch {
+          // the process ended meanwhile
+        }
+      }
+    } catch {
+      // no pid file: leave PostgreSQL out
+    }
+  }
+  return { node: (usage.user + usage.system) / 1000, postgres }
+}
+const cpuSince = (before: { node: number; postgres: number }) => {
+  const after = cpuNow()
+  return { node: after.node - before.node, postgres: after.postgres - before.postgres }
+}
+
 const runtime = ManagedRuntime.make(
   Layer.mergeAll(BatchCallsRepo.layer, DispatchRepo.layer, CallsRepo.layer).pipe(
     Layer.provideMerge(Database.layerFromUrl(url, { maxConnections: 8 })),
-    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
+    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, process.env["BENCH_DEBUG"] ? "Debug" : "Warn"))
   )
 )
 type Services = BatchCallsRepo | DispatchRepo | CallsRepo | SqlClient.SqlClient
@@ -260,37 +296,50 @@ await viaBareLoop((await seedBatch(2_000, undefined, { forBareLoop: true })).bat
 const ours: Array<number> = []
 const feeds: Array<number> = []
 const bare: Array<number> = []
+const oursCpu: Array<{ node: number; postgres: number }> = []
+const bareCpu: Array<{ node: number; postgres: number }> = []
 for (let round = 0; round < rounds; round++) {
   progress(`round ${round + 1} of ${rounds}`)
   const a = await seedBatch(taskCount)
   const b = await seedBatch(taskCount, undefined, { forBareLoop: true })
   await checkpoint()
   const measure = async () => {
-    const result = await viaDispatcher(a.batchCallId)
+    const cpu = cpuNow()
+    const result = await viaDispatcher(a.batchCallId, { withoutFeed: true })
+    oursCpu.push(cpuSince(cpu))
     ours.push(result.ms)
     feeds.push(result.fedMs)
+  }
+  const measureBare = async () => {
+    const cpu = cpuNow()
+    bare.push(await viaBareLoop(b.batchCallId))
+    bareCpu.push(cpuSince(cpu))
   }
   if (round % 2 === 0) {
     await measure()
     await checkpoint()
-    bare.push(await viaBareLoop(b.batchCallId))
+    await measureBare()
   } else {
-    bare.push(await viaBareLoop(b.batchCallId))
+    await measureBare()
     await checkpoint()
     await measure()
   }
 }
 
-progress(`${bigCount} tasks`)
-const big = await seedBatch(bigCount)
-await checkpoint()
-const bigRun = await viaDispatcher(big.batchCallId)
-const bigBare = await seedBatch(bigCount, undefined, { forBareLoop: true })
-await checkpoint()
-const bigBareMs = await viaBareLoop(bigBare.batchCallId)
+let bigRun = { ms: Number.NaN, fedMs: Number.NaN }
+let bigBareMs = Number.NaN
+if (!dispatchOnly) {
+  progress(`${bigCount} tasks`)
+  const big = await seedBatch(bigCount)
+  await checkpoint()
+  bigRun = await viaDispatcher(big.batchCallId)
+  const bigBare = await seedBatch(bigCount, undefined, { forBareLoop: true })
+  await checkpoint()
+  bigBareMs = await viaBareLoop(bigBare.batchCallId)
+}
 
 let windowLag = Number.NaN
-if (!skipWindow) {
+if (!skipWindow && !dispatchOnly) {
   progress("window opening (waits for the next whole minute)")
   // a UTC window that opens at a whole minute at least 5 s from now (time to create the batch and start the worker,
   // which then sleeps until the opening) and stays open one minute
@@ -309,7 +358,7 @@ const one: Array<number> = []
 const two: Array<number> = []
 const oneFed: Array<number> = []
 const twoFed: Array<number> = []
-for (let round = 0; round < rounds; round++) {
+for (let round = 0; round < (dispatchOnly ? 0 : rounds); round++) {
   progress(`worker processes, round ${round + 1}`)
   // alternate which goes first, so a change in background load hits both alike
   const order = round % 2 === 0 ? [1, 2] : [2, 1]

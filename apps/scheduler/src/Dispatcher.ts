@@ -355,21 +355,25 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           yield* Effect.logDebug("claimed").pipe(Effect.annotateLogs({ tasks: report.claimed, ms: now - started }))
         }
         if (report?.more === true) return
-        const times = yield* repo.wakeTimes(now).pipe(
+        // Relative to when the pass looked, not to now: a batch that became due while the pass ran (a window that
+        // opened a millisecond after the pass read the clock) is still found, and the loop goes round at once.
+        // Batches that were due when the pass looked and stay due (an org at its limit) are not wake times: their
+        // slots free up when calls end, which wakes the loop (its own) or the poll (other workers').
+        const times = yield* repo.wakeTimes(started).pipe(
           Effect.catchCause(() => Effect.succeed({ batch: undefined, lease: undefined }))
         )
-        let until = now + settings.pollMs
+        let until = now + (report === undefined ? 1_000 : settings.pollMs)
         if (times.batch !== undefined) until = Math.min(until, times.batch)
-        if (times.lease !== undefined) until = Math.min(until, times.lease + 1)
-        const idleTick = report === undefined ||
-          (report.claimed + report.reclaimed + report.postponed + report.reconciled.ended +
-              report.reconciled.notPlaced) === 0
-        // a pass that found nothing to do never spins: something already due but blocked (an org at its limit, a
-        // row another worker holds) waits for a wake-up or a short pause
+        // an expired lease is taken up by the next maintenance pass, which runs at most every MAINTENANCE_EVERY_MS
+        if (times.lease !== undefined) {
+          until = Math.min(until, Math.max(times.lease + 1, maintainedAt + MAINTENANCE_EVERY_MS))
+        }
         // another worker claiming for an org: look again in a few ms (its claim takes about that long)
-        if (report?.busy === true) until = Math.min(until, now + BUSY_RETRY_MS)
-        const wait = Math.max(until - now, idleTick && report?.busy !== true ? 50 : 0, report === undefined ? 1_000 : 0)
-        yield* Effect.logDebug("dispatcher sleeping").pipe(Effect.annotateLogs({ ms: wait, until: now + wait }))
+        if (report?.busy === true) {
+          until = Math.min(until, now + BUSY_RETRY_MS)
+        }
+        const wait = until - now
+        yield* Effect.logDebug("dispatcher sleeping").pipe(Effect.annotateLogs({ ms: wait, until }))
         if (wait > 0) yield* Effect.raceFirst(Effect.sleep(wait), Queue.take(wakeups))
       }).pipe(Effect.forever)
 
