@@ -10,6 +10,7 @@
 //   4. one vs two `svc-scheduler` processes on the same batch size: two are not slower.
 //
 //   node tools/bench/scheduler.bench.ts [--rounds=3] [--tasks=20000] [--big=100000] [--skip-window]
+//     [--dispatch-only | --processes-only]
 //
 // Runs on DATABASE_URL when set (bench orgs are added and removed), else on an embedded PostgreSQL in a temporary
 // directory. Prints a Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
@@ -42,6 +43,8 @@ const bigCount = argument("big", 100_000)
 const skipWindow = process.argv.includes("--skip-window")
 // --dispatch-only: only measurement 1 (for quick comparisons while changing the dispatcher)
 const dispatchOnly = process.argv.includes("--dispatch-only")
+// --processes-only: only measurement 4 (for quick comparisons of one and two worker processes)
+const processesOnly = process.argv.includes("--processes-only")
 const CONCURRENCY = 1_000
 const root = path.resolve(import.meta.dirname, "..", "..")
 
@@ -93,6 +96,16 @@ const cpuNow = (): { node: number; postgres: number } => {
     }
   }
   return { node: (usage.user + usage.system) / 1000, postgres }
+}
+/** CPU time (ms) a process has used so far, from /proc; 0 once it has ended. */
+const processCpu = (pid: number | undefined): number => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return 0
+  }
 }
 const cpuSince = (before: { node: number; postgres: number }) => {
   const after = cpuNow()
@@ -275,20 +288,28 @@ const feedQueue = () =>
   }))
 
 /**
- * Starts `count` worker processes, then creates a batch and measures until it completes and until every call is
+ * Starts `count` worker processes, runs a warm-up batch through them, then creates a batch and measures until it completes and until every call is
  * applied to its contact too (the workers' contact feed runs beside dispatch, as in production).
  */
 const viaProcesses = async (count: number) => {
   const workers: Array<ChildProcess> = []
   for (let i = 0; i < count; i++) workers.push(await startWorker(i))
+  // warm-up batch first: the workers' JIT and pools reach their steady state, as in a long-running deployment (cold,
+  // two processes would each pay the warm-up that one process pays once)
+  const warmUp = await seedBatch(Math.min(taskCount, 5_000))
+  while (await run(batchStatus(warmUp.batchCallId)) !== "completed") await new Promise((r) => setTimeout(r, 20))
+  while (await feedQueue() > 0) await new Promise((r) => setTimeout(r, 20))
   const { batchCallId } = await seedBatch(taskCount)
+  const workersCpu = () => workers.reduce((sum, w) => sum + processCpu(w.pid), 0)
+  const cpuBefore = { workers: workersCpu(), postgres: cpuNow().postgres }
   const created = performance.now()
   while (await run(batchStatus(batchCallId)) !== "completed") await new Promise((r) => setTimeout(r, 20))
   const ms = performance.now() - created
+  const cpu = { workers: workersCpu() - cpuBefore.workers, postgres: cpuNow().postgres - cpuBefore.postgres }
   while (await feedQueue() > 0) await new Promise((r) => setTimeout(r, 20))
   const fedMs = performance.now() - created
   await stopWorkers(workers)
-  return { ms, fedMs }
+  return { ms, fedMs, cpu }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -307,7 +328,7 @@ const feeds: Array<number> = []
 const bare: Array<number> = []
 const oursCpu: Array<{ node: number; postgres: number }> = []
 const bareCpu: Array<{ node: number; postgres: number }> = []
-for (let round = 0; round < rounds; round++) {
+for (let round = 0; round < (processesOnly ? 0 : rounds); round++) {
   progress(`round ${round + 1} of ${rounds}`)
   const a = await seedBatch(taskCount)
   const b = await seedBatch(taskCount, undefined, { forBareLoop: true })
@@ -336,7 +357,7 @@ for (let round = 0; round < rounds; round++) {
 
 let bigRun = { ms: Number.NaN, fedMs: Number.NaN }
 let bigBareMs = Number.NaN
-if (!dispatchOnly) {
+if (!dispatchOnly && !processesOnly) {
   progress(`${bigCount} tasks`)
   const big = await seedBatch(bigCount)
   await checkpoint()
@@ -347,7 +368,7 @@ if (!dispatchOnly) {
 }
 
 let windowLag = Number.NaN
-if (!skipWindow && !dispatchOnly) {
+if (!skipWindow && !dispatchOnly && !processesOnly) {
   progress("window opening (waits for the next whole minute)")
   // a UTC window that opens at a whole minute at least 5 s from now (time to create the batch and start the worker,
   // which then sleeps until the opening) and stays open one minute
@@ -364,6 +385,8 @@ if (!skipWindow && !dispatchOnly) {
 
 const one: Array<number> = []
 const two: Array<number> = []
+const oneCpu: Array<{ workers: number; postgres: number }> = []
+const twoCpu: Array<{ workers: number; postgres: number }> = []
 const oneFed: Array<number> = []
 const twoFed: Array<number> = []
 for (let round = 0; round < (dispatchOnly ? 0 : rounds); round++) {
@@ -372,6 +395,7 @@ for (let round = 0; round < (dispatchOnly ? 0 : rounds); round++) {
   const order = round % 2 === 0 ? [1, 2] : [2, 1]
   for (const count of order) {
     const result = await viaProcesses(count)
+    ;(count === 1 ? oneCpu : twoCpu).push(result.cpu)
     ;(count === 1 ? one : two).push(result.ms)
     ;(count === 1 ? oneFed : twoFed).push(result.fedMs)
   }
@@ -407,6 +431,11 @@ const oneMs = median(one)
 const twoMs = median(two)
 const oneFedMs = median(oneFed)
 const twoFedMs = median(twoFed)
+const processCpuPerTask = (samples: ReadonlyArray<{ workers: number; postgres: number }>) => {
+  const workers = (median(samples.map((c) => c.workers)) * 1000) / taskCount
+  const postgres = (median(samples.map((c) => c.postgres)) * 1000) / taskCount
+  return `${(workers + postgres).toFixed(0)} µs (${workers.toFixed(0)} + ${postgres.toFixed(0)})`
+}
 const cpu = os.cpus()[0]?.model ?? "unknown CPU"
 const n = (x: number) => x.toLocaleString("en-US")
 const verdict = (ok: boolean) => ok ? "met" : "**missed**"
@@ -436,6 +465,9 @@ const report = [
   `< 1,000 ms | ${Number.isNaN(windowLag) ? "-" : verdict(windowLag < 1000)} |`,
   `| 2 worker processes vs 1, ${n(taskCount)} tasks, batch completed | ${perSecond(taskCount, twoMs)} tasks/s | ` +
   `1 process: ${perSecond(taskCount, oneMs)} tasks/s | 2 not slower than 1 | ${verdict(twoMs <= oneMs)} |`,
+  `| 2 worker processes vs 1, CPU per task until the batch completed (workers + PostgreSQL) | ${
+    processCpuPerTask(twoCpu)
+  } | 1 process: ${processCpuPerTask(oneCpu)} | (diagnostic) | - |`,
   `| 2 worker processes vs 1, until every contact is fed too | ${perSecond(taskCount, twoFedMs)} tasks/s | ` +
   `1 process: ${perSecond(taskCount, oneFedMs)} tasks/s | 2 not slower than 1 | ${verdict(twoFedMs <= oneFedMs)} |`
 ]
