@@ -1,18 +1,20 @@
 #!/usr/bin/env node
-// npm links this file as the `svc-lint` bin. It runs the bundle `dist/svc-lint.mjs` (built by
-// `npm run build -w @svc/lint`, one file: no module resolution or type stripping at start-up, which
-// is most of a small run) when the bundle is newer than every source file of the linter and the
-// domain it uses; otherwise the TypeScript sources directly (Node >= 22.18), so a stale or missing
-// bundle never runs old code.
+// npm links this file as the `svc-lint` bin. Three ways to run, fastest first, each only when it
+// is current (built after every source file of the linter and of the domain it uses), so a stale
+// build never runs old code (docs/decisions/0202):
+// 1. the V8 start-up snapshot `dist/svc-lint.blob`, in a child Node, when this Node is the exact
+//    version that built it (snapshots are version-bound): the heap of the loaded linter is
+//    deserialised instead of evaluated;
+// 2. the bundle `dist/svc-lint.mjs` (one file: no module resolution or type stripping);
+// 3. the TypeScript sources (Node >= 22.18).
+// `npm run build -w @svc/lint` builds 1 and 2.
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as Module from "node:module"
 import * as path from "node:path"
 
-// Before the bundle loads: V8 then reuses its compiled code from the second run on.
-Module.enableCompileCache?.()
-
 const here = path.dirname(new URL(import.meta.url).pathname)
-const bundle = path.join(here, "..", "dist", "svc-lint.mjs")
+const dist = path.join(here, "..", "dist")
 
 const newestSource = (dir) => {
   let newest = 0
@@ -23,9 +25,9 @@ const newestSource = (dir) => {
   return newest
 }
 
-const bundleIsFresh = () => {
+const isCurrent = (file) => {
   try {
-    const built = fs.statSync(bundle).mtimeMs
+    const built = fs.statSync(file).mtimeMs
     return built >= newestSource(path.join(here, "..", "src")) &&
       built >= newestSource(path.join(here, "..", "..", "..", "packages", "domain", "src"))
   } catch {
@@ -33,4 +35,30 @@ const bundleIsFresh = () => {
   }
 }
 
-await import(bundleIsFresh() ? bundle : "../src/bin.ts")
+const snapshotFor = () => {
+  try {
+    const blob = path.join(dist, "svc-lint.blob")
+    const info = JSON.parse(fs.readFileSync(path.join(dist, "svc-lint.blob.json"), "utf8"))
+    return info.node === process.version && process.env.SVC_LINT_NO_SNAPSHOT === undefined && isCurrent(blob)
+      ? blob
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const blob = snapshotFor()
+if (blob !== undefined) {
+  // The child shares our stdio and process group (Ctrl-C reaches both); we wait, then leave as it did.
+  const child = spawnSync(process.execPath, ["--snapshot-blob", blob, "--", ...process.argv.slice(2)], {
+    stdio: "inherit"
+  })
+  if (child.error) throw child.error
+  if (child.signal) process.kill(process.pid, child.signal)
+  process.exit(child.status ?? 2)
+}
+
+const bundle = path.join(dist, "svc-lint.mjs")
+// Before the bundle loads: V8 then reuses its compiled code from the second run on.
+Module.enableCompileCache?.()
+await import(isCurrent(bundle) ? bundle : "../src/bin.ts")

@@ -1,0 +1,42 @@
+/**
+ * The svc-lint program: parses `process.argv`, runs the command tree, maps failures to exit codes.
+ *
+ * The Node runtime pieces come in as arguments: `bin.ts` imports them up front, while the start-up
+ * snapshot (`snapshot.ts`) imports them only once the process runs, because their modules hold
+ * handles (child processes, readline) that a V8 snapshot cannot contain.
+ */
+import type { runMain } from "@effect/platform-node/NodeRuntime"
+import type { layer } from "@effect/platform-node/NodeServices"
+import { Cause, Console, Effect } from "effect"
+import { CliError, Command } from "effect/cli"
+import { cli } from "./Cli.ts"
+import { UsageError } from "./Exit.ts"
+import { VERSION } from "./Version.ts"
+
+/** The Node runtime: `NodeRuntime.runMain` and `NodeServices.layer`. */
+export interface Platform {
+  readonly runMain: typeof runMain
+  readonly layer: typeof layer
+}
+
+/** Runs svc-lint on `process.argv`; the process exits with its exit code. */
+export const main = (platform: Platform): void =>
+  Command.run(cli, { version: VERSION }).pipe(
+    // Exit codes: LintFailed (1) and UsageError (2) carry theirs; a bad command line is a usage
+    // error; anything else is an internal error, also 2, so it never passes for "problems found".
+    Effect.catchCause((cause) => {
+      const failure = Cause.squash(cause)
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      if (typeof failure === "object" && failure !== null && "_tag" in failure) {
+        if (failure._tag === "LintFailed" || failure._tag === "UsageError") return Effect.fail(failure)
+      }
+      // effect/cli has already printed the help and what was wrong with the command line.
+      if (CliError.isCliError(failure)) return Effect.fail(new UsageError({ message: failure._tag }))
+      return Effect.andThen(
+        Console.error(`svc-lint: internal error\n${Cause.pretty(cause)}`),
+        Effect.fail(new UsageError({ message: "internal error" }))
+      )
+    }),
+    Effect.provide(platform.layer),
+    platform.runMain
+  )
