@@ -1,9 +1,12 @@
 // The admin CLI as an operator runs it: a separate process, JSON on stdout, one clear line on
 // stderr and exit 1 on bad input; here against its own database through DATABASE_URL.
 import { assert, describe, it } from "@effect/vitest"
+import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { DatabaseAdmin } from "@svc/store"
+import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
+import * as Database from "@svc/store/Database.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
-import { Effect, Redacted } from "effect"
+import { Effect, Layer, Redacted, Schema } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -131,4 +134,74 @@ describe("admin", () => {
     assert.strictEqual(json(seeded.stdout)["inserted"], 500)
     assert.include(seeded.stderr, "500/500 100%")
   }, 60_000)
+
+  it(
+    "prints a batch's status and a dial-time preview as JSON, and refuses an unknown batch or a bad --at",
+    async () => {
+      const org = String(json((await run("create-org", "--name", "F", "--concurrency-limit", "3")).stdout)["org_id"])
+      await run("add-phone-number", "--org", org, "--number", "+14155550100")
+      // a batch as the API stores it: 5 tasks, weekdays 09:00-17:00 in New York, one line kept free
+      const batchCallId = await Effect.runPromise(
+        Effect.gen(function*() {
+          const repo = yield* BatchCallsRepo
+          const created = yield* repo.create(
+            org,
+            "admin-test",
+            Schema.decodeUnknownSync(CreateBatchCallRequest)({
+              from_number: "+14155550100",
+              reserved_concurrency: 1,
+              call_time_window: {
+                windows: [{ start: 540, end: 1020 }],
+                timezone: "America/New_York",
+                day: ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+              },
+              tasks: Array.from({ length: 5 }, (_, i) => ({ to_number: `+1212555000${i}` }))
+            }),
+            { maxTasks: 100 }
+          )
+          return created.batch_call_id
+        }).pipe(
+          Effect.provide(
+            BatchCallsRepo.layer.pipe(Layer.provide(Database.layerFromUrl(Redacted.make(await databaseUrl))))
+          )
+        )
+      )
+
+      const status = await run("batch-status", "--org", org, "--batch", batchCallId)
+      assert.strictEqual(status.status, 0, status.stderr)
+      const report = json(status.stdout)
+      assert.strictEqual(report["batch_call_id"], batchCallId)
+      assert.strictEqual(report["total_task_count"], 5)
+      assert.deepInclude(report["tasks"] as object, { pending: 5 })
+      assert.deepInclude(report["in_flight"] as object, { batch: 0, org: 0, concurrency_limit: 3, free_slots: 2 })
+
+      // Saturday 2026-05-09 12:00 in New York: the window next opens Monday 09:00 EDT (13:00Z); two free lines,
+      // calls of 10 minutes: 2 at 13:00Z, 2 at 13:10Z, 1 at 13:20Z
+      const preview = await run(
+        "batch-preview",
+        "--org",
+        org,
+        "--batch",
+        batchCallId,
+        "--at",
+        "2026-05-09T16:00:00Z",
+        "--call-seconds",
+        "600"
+      )
+      assert.strictEqual(preview.status, 0, preview.stderr)
+      const plan = json(preview.stdout)
+      assert.strictEqual(plan["to_dial"], 5)
+      assert.strictEqual(plan["first_dial_at_iso"], "2026-05-11T13:00:00.000Z")
+      assert.strictEqual(plan["last_dial_at_iso"], "2026-05-11T13:20:00.000Z")
+
+      const unknown = await run("batch-status", "--org", org, "--batch", "batch_call_missing")
+      assert.strictEqual(unknown.status, 1)
+      assert.strictEqual(unknown.stdout, "")
+      assert.include(unknown.stderr, `no batch call batch_call_missing in org ${org}`)
+      const badAt = await run("batch-preview", "--org", org, "--batch", batchCallId, "--at", "next tuesday")
+      assert.strictEqual(badAt.status, 1)
+      assert.include(badAt.stderr, "--at must be an ISO 8601 instant or epoch milliseconds (got \"next tuesday\")")
+    },
+    60_000
+  )
 })
