@@ -49,7 +49,10 @@ export const layerWith = (
   })
   const lifecycle = Layer.effectDiscard(
     Effect.acquireRelease(
-      Effect.logInfo("svc-scheduler started").pipe(Effect.annotateLogs({ worker: settings.workerId })),
+      Effect.andThen(
+        SchedulerMetrics.registerAll,
+        Effect.logInfo("svc-scheduler started").pipe(Effect.annotateLogs({ worker: settings.workerId }))
+      ),
       () => Effect.logInfo("svc-scheduler stopped").pipe(Effect.annotateLogs({ worker: settings.workerId }))
     )
   )

@@ -92,6 +92,25 @@ export const add = (metric: Metric.Counter<number>, n: number, label?: { readonl
 }
 
 /**
+ * Exports every series at 0 from start-up: a counter that appears only at its first event breaks `rate()` and
+ * "absent" alerts, and an operator looking at a fresh worker should see what it will report.
+ */
+export const registerAll: Effect.Effect<void> = Effect.gen(function*() {
+  for (const metric of [dials, leasesReclaimed]) yield* Metric.update(metric, 0)
+  yield* Metric.update(inFlight, 0)
+  const labelled: ReadonlyArray<readonly [Metric.Counter<number>, string, ReadonlyArray<string>]> = [
+    [outcomes, "outcome", ["answered", "busy", "no_answer", "failed", "rejected"]],
+    [skipped, "reason", ["do_not_call"]],
+    [reconciled, "result", ["ended", "ongoing", "not_placed"]],
+    [backfillCalls, "result", ["succeeded", "failed"]],
+    [cronTicks, "job", ["backfill-sync"]]
+  ]
+  for (const [metric, name, values] of labelled) {
+    for (const value of values) yield* Metric.update(withLabel(metric, name, value), 0)
+  }
+})
+
+/**
  * `GET /metrics` on `port` (all interfaces), closed with the layer's scope.
  *
  * @category layers

@@ -8,6 +8,29 @@ import * as SimulatedDialer from "../src/SimulatedDialer.ts"
 import { batchRow, createBatch, dialerSettings, seedOrg, StoreLayer } from "./fixtures/Fixtures.ts"
 
 describe("Scheduler", () => {
+  it.live("exports every metric series from start-up, before anything happened", () =>
+    Effect.gen(function*() {
+      const settings = SchedulerConfig.defaults({ backfillCron: Option.none() })
+      const text = yield* Effect.scoped(Effect.gen(function*() {
+        yield* Layer.build(
+          Scheduler.layerWith(settings).pipe(Layer.provide(SimulatedDialer.layerMemory(dialerSettings())))
+        )
+        return yield* PrometheusMetrics.format()
+      }))
+      for (
+        const series of [
+          "svc_scheduler_dials_total",
+          "svc_scheduler_leases_reclaimed_total",
+          "svc_scheduler_calls_in_flight",
+          "svc_scheduler_call_outcomes_total{outcome=\"no_answer\"}",
+          "svc_scheduler_tasks_skipped_total{reason=\"do_not_call\"}",
+          "svc_scheduler_reconciled_total{result=\"not_placed\"}",
+          "svc_scheduler_backfill_calls_total{result=\"failed\"}",
+          "svc_scheduler_cron_ticks_total{job=\"backfill-sync\"}"
+        ]
+      ) assert.include(text, `${series} `)
+    }).pipe(Effect.provide(StoreLayer)))
+
   it.live("runs batches to completion on its own loop, counts them in metrics, and logs start and stop", () =>
     Effect.gen(function*() {
       const lines: Array<string> = []
