@@ -296,7 +296,7 @@ const viaProcesses = async (count: number) => {
   for (let i = 0; i < count; i++) workers.push(await startWorker(i))
   // warm-up batch first: the workers' JIT and pools reach their steady state, as in a long-running deployment (cold,
   // two processes would each pay the warm-up that one process pays once)
-  const warmUp = await seedBatch(Math.min(taskCount, 5_000))
+  const warmUp = await seedBatch(taskCount)
   while (await run(batchStatus(warmUp.batchCallId)) !== "completed") await new Promise((r) => setTimeout(r, 20))
   while (await feedQueue() > 0) await new Promise((r) => setTimeout(r, 20))
   const { batchCallId } = await seedBatch(taskCount)

@@ -15,8 +15,8 @@
  *    the loop.
  *
  * Between passes the loop sleeps until the earliest of: the next batch's `next_dispatch_at` (a trigger time or a
- * window opening), the next lease expiry, the poll interval; and wakes early when its own calls finish or a batch
- * is created (NOTIFY). While its calls last, a heartbeat renews their leases every third of the lease time.
+ * window opening), the poll interval (which bounds how late an expired lease is reclaimed); and wakes early when its
+ * own calls finish or a batch is created (NOTIFY). While its calls last, a heartbeat renews their leases every third of the lease time.
  *
  * Shutdown: the loop stops claiming, calls in flight get `shutdownGraceMs` to finish and be recorded, then the
  * tasks still held are released: those never dialled back to `pending`, those being dialled to `unknown` (their
@@ -360,14 +360,12 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         // Batches that were due when the pass looked and stay due (an org at its limit) are not wake times: their
         // slots free up when calls end, which wakes the loop (its own) or the poll (other workers').
         const times = yield* repo.wakeTimes(started).pipe(
-          Effect.catchCause(() => Effect.succeed({ batch: undefined, lease: undefined }))
+          Effect.catchCause(() => Effect.succeed({ batch: undefined }))
         )
+        // An expired lease (a worker died) or an `unknown` task due for another look is taken up by the maintenance
+        // of the first pass after it: at most one poll interval late, which a 30 s lease does not notice.
         let until = now + (report === undefined ? 1_000 : settings.pollMs)
         if (times.batch !== undefined) until = Math.min(until, times.batch)
-        // an expired lease is taken up by the next maintenance pass, which runs at most every MAINTENANCE_EVERY_MS
-        if (times.lease !== undefined) {
-          until = Math.min(until, Math.max(times.lease + 1, maintainedAt + MAINTENANCE_EVERY_MS))
-        }
         // another worker claiming for an org: look again in a few ms (its claim takes about that long)
         if (report?.busy === true) {
           until = Math.min(until, now + BUSY_RETRY_MS)
