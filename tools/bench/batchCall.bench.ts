@@ -12,17 +12,15 @@ import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
-import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
-import * as path from "node:path"
 import type { Writable } from "node:stream"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import pg from "pg"
+import { argument, benchDatabase, median } from "./support/BenchSupport.ts"
 
 // pg-copy-streams ships no type declarations; this is the one function used.
 const { from: copyFrom } = createRequire(import.meta.url)("pg-copy-streams") as {
@@ -31,35 +29,17 @@ const { from: copyFrom } = createRequire(import.meta.url)("pg-copy-streams") as 
 
 const GOAL = 2
 
-const argument = (name: string, fallback: number): number => {
-  const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split("=")[1]
-  const value = raw === undefined ? Number.NaN : Number(raw)
-  return Number.isInteger(value) && value > 0 ? value : fallback
-}
 const rounds = argument("rounds", 7)
 const taskCount = argument("tasks", 100_000)
 
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
 const ms = (n: number) => n.toFixed(0)
 
 // ---------------------------------------------------------------------------------------------------------------
 // Database: DATABASE_URL, or an embedded server of our own
 // ---------------------------------------------------------------------------------------------------------------
 
-const scope = Scope.makeUnsafe()
-let dataDir: string | undefined
-let url: Redacted.Redacted<string>
-if (process.env["DATABASE_URL"]) {
-  url = Redacted.make(process.env["DATABASE_URL"])
-} else {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-batch-"))
-  fs.chmodSync(dataDir, 0o755)
-  url = (await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))).url
-}
+const database = await benchDatabase("batch")
+const { dataDir, url } = database
 const runtime = ManagedRuntime.make(
   BatchCallsRepo.layer.pipe(Layer.provideMerge(Database.layerFromUrl(url, { maxConnections: 2 })))
 )
@@ -187,8 +167,7 @@ await client.query("DELETE FROM batch_calls WHERE org_id = $1", [orgId])
 await client.query("DELETE FROM orgs WHERE org_id = $1", [orgId])
 await client.end()
 await runtime.dispose()
-await Effect.runPromise(Scope.close(scope, Exit.void))
-if (dataDir !== undefined) fs.rmSync(dataDir, { recursive: true, force: true })
+await database.close()
 
 const repo = median(samples.repo)
 const copy = median(samples.copy)

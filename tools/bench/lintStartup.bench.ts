@@ -9,11 +9,11 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { argument, median } from "./support/BenchSupport.ts"
 
 const root = path.resolve(import.meta.dirname, "..", "..")
 const bin = path.join(root, "apps", "lint", "bin", "svc-lint.mjs")
-const raw = process.argv.find((a) => a.startsWith("--rounds="))?.split("=")[1]
-const rounds = raw !== undefined && Number.isInteger(Number(raw)) && Number(raw) > 0 ? Number(raw) : 21
+const rounds = argument("rounds", 21)
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "svc-lint-startup-"))
 fs.writeFileSync(path.join(work, "small.json"), "{\"agent_id\": \"a\", \"language\": \"multi\"}\n")
@@ -52,11 +52,6 @@ for (let round = 0; round < rounds; round++) {
 }
 fs.rmSync(work, { recursive: true, force: true })
 
-const median = (values: ReadonlyArray<number>) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
 const lines = [
   `svc-lint start-up, one small file, Node ${process.version}, ${rounds} rounds, 1-minute load ${
     loadBefore.toFixed(1)

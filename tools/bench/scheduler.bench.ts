@@ -23,20 +23,15 @@ import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import { CallsRepo } from "@svc/store/CallsRepo.ts"
 import * as Database from "@svc/store/Database.ts"
 import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
-import { Effect, Exit, Fiber, Layer, ManagedRuntime, Redacted, References, Schema, Scope } from "effect"
+import { Effect, Fiber, Layer, ManagedRuntime, Redacted, References, Schema, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { argument, benchDatabase, median } from "./support/BenchSupport.ts"
 
-const argument = (name: string, fallback: number): number => {
-  const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split("=")[1]
-  const value = raw === undefined ? Number.NaN : Number(raw)
-  return Number.isInteger(value) && value > 0 ? value : fallback
-}
 const rounds = argument("rounds", 3)
 const taskCount = argument("tasks", 20_000)
 const bigCount = argument("big", 100_000)
@@ -48,26 +43,25 @@ const processesOnly = process.argv.includes("--processes-only")
 const CONCURRENCY = 1_000
 const root = path.resolve(import.meta.dirname, "..", "..")
 
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Database: DATABASE_URL, or an embedded server of our own
 // ---------------------------------------------------------------------------------------------------------------
 
-const scope = Scope.makeUnsafe()
-let dataDir: string | undefined
-let url: Redacted.Redacted<string>
-if (process.env["DATABASE_URL"]) {
-  url = Redacted.make(process.env["DATABASE_URL"])
-} else {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-scheduler-"))
-  fs.chmodSync(dataDir, 0o755)
-  url = (await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))).url
+const database = await benchDatabase("scheduler")
+const { dataDir, url } = database
+
+/** A process's parent and CPU time (ms) so far, from /proc/PID/stat; undefined once it has ended. */
+const procStat = (pid: number): { pid: number; parent: number; cpuMs: number } | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime + stime, in clock ticks of 10 ms (USER_HZ = 100 on Linux)
+    return { pid, parent: Number(fields[1]), cpuMs: (Number(fields[11]) + Number(fields[12])) * 10 }
+  } catch {
+    return undefined
+  }
 }
+
 /**
  * CPU time (ms) used so far by this process and by the PostgreSQL server's processes: with other work on the
  * machine, CPU per task varies far less than wall time per task. Zero for PostgreSQL when it is not ours to see.
@@ -76,20 +70,12 @@ const cpuNow = (): { node: number; postgres: number } => {
   const usage = process.cpuUsage()
   let postgres = 0
   if (dataDir !== undefined) {
-    const tick = 10 // ms per clock tick (USER_HZ = 100 on Linux)
     try {
       const postmaster = Number(fs.readFileSync(path.join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0])
       for (const entry of fs.readdirSync("/proc")) {
         if (!/^\d+$/.test(entry)) continue
-        try {
-          const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-          const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-          const pid = Number(entry)
-          if (pid !== postmaster && Number(fields[1]) !== postmaster) continue
-          postgres += (Number(fields[11]) + Number(fields[12])) * tick
-        } catch {
-          // the process ended meanwhile
-        }
+        const stat = procStat(Number(entry))
+        if (stat !== undefined && (stat.pid === postmaster || stat.parent === postmaster)) postgres += stat.cpuMs
       }
     } catch {
       // no pid file: leave PostgreSQL out
@@ -97,16 +83,9 @@ const cpuNow = (): { node: number; postgres: number } => {
   }
   return { node: (usage.user + usage.system) / 1000, postgres }
 }
+
 /** CPU time (ms) a process has used so far, from /proc; 0 once it has ended. */
-const processCpu = (pid: number | undefined): number => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  } catch {
-    return 0
-  }
-}
+const processCpu = (pid: number | undefined): number => (pid === undefined ? undefined : procStat(pid))?.cpuMs ?? 0
 const cpuSince = (before: { node: number; postgres: number }) => {
   const after = cpuNow()
   return { node: after.node - before.node, postgres: after.postgres - before.postgres }
@@ -411,8 +390,7 @@ await run(Effect.gen(function*() {
   }
 }))
 await runtime.dispose()
-await Effect.runPromise(Scope.close(scope, Exit.void))
-if (dataDir !== undefined) fs.rmSync(dataDir, { recursive: true, force: true })
+await database.close()
 
 const perSecond = (count: number, ms: number) => Math.round(count / (ms / 1000)).toLocaleString("en-US")
 const perTask = (count: number, ms: number) => `${((ms * 1000) / count).toFixed(0)} µs`
@@ -454,7 +432,9 @@ const report = [
     (oursCpuTask.node + oursCpuTask.postgres).toFixed(0)
   } µs (${oursCpuTask.node.toFixed(0)} + ${oursCpuTask.postgres.toFixed(0)}) = ${cpuRatio.toFixed(2)}x | ${
     (bareCpuTask.node + bareCpuTask.postgres).toFixed(0)
-  } µs (${bareCpuTask.node.toFixed(0)} + ${bareCpuTask.postgres.toFixed(0)}) | <= 2x | ${verdict(cpuRatio <= 2)} |`,
+  } µs (${bareCpuTask.node.toFixed(0)} + ${
+    bareCpuTask.postgres.toFixed(0)
+  }) | (diagnostic: the goal is wall time) | - |`,
   `| contact feed of the same calls, after dispatch | ${perSecond(taskCount, feedMs)} calls/s ` +
   `(${perTask(taskCount, feedMs)}/call; dispatch + feed ${((oursMs + feedMs) / bareMs).toFixed(2)}x the bare loop) | ` +
   `- | (not a goal: the contacts table's cost) | - |`,

@@ -1,0 +1,49 @@
+// What the benchmarks share: command-line numbers, medians, and the database they run on.
+import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import { Effect, Exit, Redacted, Scope } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+/** `--name=N` from the command line: a positive integer, else `fallback`. */
+export const argument = (name: string, fallback: number): number => {
+  const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split("=")[1]
+  const value = raw === undefined ? Number.NaN : Number(raw)
+  return Number.isInteger(value) && value > 0 ? value : fallback
+}
+
+/** The median; the mean of the two middle values for an even count. */
+export const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+export interface BenchDatabase {
+  readonly url: Redacted.Redacted<string>
+  /** The embedded server's data directory; undefined on DATABASE_URL. */
+  readonly dataDir: string | undefined
+  /** Stops the embedded server and removes its directory (nothing on DATABASE_URL). */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * DATABASE_URL when set, else an embedded PostgreSQL of the bench's own in a temporary directory named after
+ * `name`.
+ */
+export const benchDatabase = async (name: string): Promise<BenchDatabase> => {
+  const external = process.env["DATABASE_URL"]
+  if (external) return { url: Redacted.make(external), dataDir: undefined, close: async () => {} }
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `svc-bench-${name}-`))
+  fs.chmodSync(dataDir, 0o755)
+  const scope = Scope.makeUnsafe()
+  const server = await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))
+  return {
+    url: server.url,
+    dataDir,
+    close: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
