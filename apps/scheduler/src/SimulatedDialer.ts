@@ -12,6 +12,7 @@
  * - Every dial is recorded by key; a second dial with a key joins the first call (never places another), and
  *   `lookup` answers from the records, ongoing until the line is free, then ended.
  */
+import { fnv1a } from "@svc/domain/Fnv1a.ts"
 import {
   type CallEnded,
   type CallLookup,
@@ -23,16 +24,6 @@ import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.
 import { Clock, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { OutcomeWeights, SimulatedDialerSettings } from "./SchedulerConfig.ts"
-
-/** 32-bit FNV-1a of a string. */
-const fnv1a = (text: string): number => {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
-}
 
 /** mulberry32: a small, well-mixed PRNG over a 32-bit state; numbers in [0, 1). */
 const prng = (seed: number) => {

@@ -19,6 +19,7 @@
  *   (docs/decisions/0301-contacts-storage.md).
  */
 import { PgTypes } from "@effect/sql-pg"
+import { fnv1a } from "@svc/domain/Fnv1a.ts"
 import { Clock, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -26,16 +27,6 @@ import * as ContactsQuery from "./ContactsQuery.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Deterministic randomness
-
-/** 32-bit FNV-1a of a string: a stable seed from an org id. */
-const fnv1a = (text: string): number => {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
-}
 
 /** The murmur3 finalizer: a bijective 32-bit mix. */
 const mix32 = (value: number): number => {
