@@ -25,11 +25,17 @@ const newestSource = (dir) => {
   return newest
 }
 
+// Walked once per run, however many builds are checked against it.
+let sourcesChanged
+const newestOfSources = () =>
+  sourcesChanged ??= Math.max(
+    newestSource(path.join(here, "..", "src")),
+    newestSource(path.join(here, "..", "..", "..", "packages", "domain", "src"))
+  )
+
 const isCurrent = (file) => {
   try {
-    const built = fs.statSync(file).mtimeMs
-    return built >= newestSource(path.join(here, "..", "src")) &&
-      built >= newestSource(path.join(here, "..", "..", "..", "packages", "domain", "src"))
+    return fs.statSync(file).mtimeMs >= newestOfSources()
   } catch {
     return false
   }

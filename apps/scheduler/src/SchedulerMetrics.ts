@@ -5,6 +5,7 @@
  * `SCHEDULER_METRICS_PORT` when that is set (docs/decisions/0401-scheduler-row-leasing.md).
  */
 import { NodeHttpServer } from "@effect/platform-node"
+import { DialOutcome } from "@svc/domain/ports/Dialer.ts"
 import { Cause, Effect, Layer, Metric } from "effect"
 import { HttpRouter } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
@@ -99,7 +100,8 @@ export const registerAll: Effect.Effect<void> = Effect.gen(function*() {
   for (const metric of [dials, leasesReclaimed]) yield* Metric.update(metric, 0)
   yield* Metric.update(inFlight, 0)
   const labelled: ReadonlyArray<readonly [Metric.Counter<number>, string, ReadonlyArray<string>]> = [
-    [outcomes, "outcome", ["answered", "busy", "no_answer", "failed", "rejected"]],
+    // the dialer's outcomes, and "rejected" for dials the carrier refused (no call)
+    [outcomes, "outcome", [...DialOutcome.literals, "rejected"]],
     [skipped, "reason", ["do_not_call"]],
     [reconciled, "result", ["ended", "ongoing", "not_placed"]],
     [backfillCalls, "result", ["succeeded", "failed"]],
