@@ -29,6 +29,7 @@ import { type ClaimedTask, DispatchRepo, type DueBatch } from "@svc/store/Dispat
 import * as DispatchWakeups from "@svc/store/DispatchWakeups.ts"
 import { Cause, Clock, Context, Effect, Exit, FiberSet, Latch, Layer, Option, Queue, Semaphore } from "effect"
 import * as Reconciler from "./Reconciler.ts"
+import * as Retrying from "./Retrying.ts"
 import type { SchedulerSettings } from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
 
@@ -318,15 +319,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
             Effect.ensuring(recording.release(1))
           )
         )
-      }).pipe(
-        Effect.catchCause((cause) =>
-          Effect.logError("recording finished calls failed; retrying in 1 s").pipe(
-            Effect.annotateLogs({ cause: Cause.pretty(cause) }),
-            Effect.andThen(Effect.sleep(1_000))
-          )
-        ),
-        Effect.forever
-      )
+      }).pipe(Retrying.forever("recording finished calls"))
 
       const heartbeat = Effect.gen(function*() {
         yield* Effect.sleep(Math.max(1, Math.floor(settings.leaseMs / 3)))

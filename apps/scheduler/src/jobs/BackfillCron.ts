@@ -9,7 +9,8 @@
  * little late still claims the tick it slept for, so a slow worker cannot make a tick be skipped.
  */
 import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
-import { Cause, Clock, Cron, Effect } from "effect"
+import { Clock, Cron, Effect } from "effect"
+import * as Retrying from "../Retrying.ts"
 import type { SchedulerSettings } from "../SchedulerConfig.ts"
 import * as SchedulerMetrics from "../SchedulerMetrics.ts"
 
@@ -43,12 +44,4 @@ export const loop = (settings: SchedulerSettings, cron: Cron.Cron, onQueued: Eff
     yield* Effect.sleep(Math.max(0, tickAt - now))
     const result = yield* runTick(settings, tickAt)
     if (result.queued > 0) yield* onQueued
-  }).pipe(
-    Effect.catchCause((cause) =>
-      Effect.logError("cron tick failed").pipe(
-        Effect.annotateLogs({ cause: Cause.pretty(cause) }),
-        Effect.andThen(Effect.sleep(1_000))
-      )
-    ),
-    Effect.forever
-  )
+  }).pipe(Retrying.forever("cron tick"))

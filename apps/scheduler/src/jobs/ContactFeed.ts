@@ -5,7 +5,8 @@
  * others find it busy and look again after a pause.
  */
 import { CallsRepo } from "@svc/store/CallsRepo.ts"
-import { Cause, Clock, Effect } from "effect"
+import { Clock, Effect } from "effect"
+import * as Retrying from "../Retrying.ts"
 
 /** Calls applied per statement. */
 export const FEED_CHUNK = 2_000
@@ -37,12 +38,4 @@ export const drain = Effect.fn("ContactFeed.drain")(function*() {
 export const loop = Effect.gen(function*() {
   yield* drain()
   yield* Effect.sleep(FEED_IDLE_MS)
-}).pipe(
-  Effect.catchCause((cause) =>
-    Effect.logError("feeding calls to contacts failed; trying again in 1 s").pipe(
-      Effect.annotateLogs({ cause: Cause.pretty(cause) }),
-      Effect.andThen(Effect.sleep(1_000))
-    )
-  ),
-  Effect.forever
-)
+}).pipe(Retrying.forever("feeding calls to contacts"))
