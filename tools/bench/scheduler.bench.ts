@@ -227,12 +227,15 @@ const viaBareLoop = (batchCallId: string) =>
 
 const startWorker = (index: number) =>
   new Promise<ChildProcess>((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, "apps/scheduler/src/main.ts")], {
+    // BENCH_WORKER_NODE_FLAGS: extra Node flags for the workers (diagnostics: --cpu-prof, GC flags)
+    const flags = (process.env["BENCH_WORKER_NODE_FLAGS"] ?? "").split(" ").filter((f) => f !== "")
+    const child = spawn(process.execPath, [...flags, path.join(root, "apps/scheduler/src/main.ts")], {
       cwd: root,
       env: {
         ...process.env,
         DATABASE_URL: Redacted.value(url),
-        LOG_LEVEL: "Info",
+        // BENCH_WORKER_LOGS=dir: each worker's debug log (claims, records, sleeps) to dir/worker-N-PID.log
+        LOG_LEVEL: process.env["BENCH_WORKER_LOGS"] ? "Debug" : "Info",
         SVC_DB_MAX_CONNECTIONS: "6",
         SCHEDULER_WORKER_ID: `bench-${index}`,
         SCHEDULER_BACKFILL_CRON: "off",
@@ -242,7 +245,13 @@ const startWorker = (index: number) =>
       stdio: ["ignore", "pipe", "pipe"]
     })
     let output = ""
+    const logDir = process.env["BENCH_WORKER_LOGS"]
+    const log = logDir === undefined
+      ? undefined
+      : fs.createWriteStream(path.join(logDir, `worker-${index}-${child.pid}.log`))
     child.stdout?.on("data", (chunk: Buffer) => {
+      log?.write(chunk)
+      if (output.includes("svc-scheduler started")) return
       output += chunk.toString()
       if (output.includes("svc-scheduler started")) resolve(child)
     })

@@ -44,7 +44,7 @@ export interface TickReport {
   readonly completed: number
   /** Whether a batch may have more to claim right now (a claim hit `claimLimit`). */
   readonly more: boolean
-  /** Whether another worker was claiming for one of the orgs (look again shortly). */
+  /** Whether an org's claim lock stayed taken longer than a claim waits for it (look again shortly). */
   readonly busy: boolean
 }
 
@@ -57,7 +57,10 @@ const RECORDERS = 2
 /** Lease expiry and reconciliation run at most this often (every pass would repeat them for nothing). */
 const MAINTENANCE_EVERY_MS = 200
 
-/** When another worker holds an org's claim lock, look again this soon. */
+/**
+ * When a claim gave up waiting for an org's lock (another worker held it for longer than ORG_LOCK_WAIT_MS, which
+ * a claim never needs: something stalled), look again this soon.
+ */
 const BUSY_RETRY_MS = 10
 
 /** Due batches read per pass. */
@@ -359,7 +362,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         // of the first pass after it: at most one poll interval late, which a 30 s lease does not notice.
         let until = now + (report === undefined ? 1_000 : settings.pollMs)
         if (times.batch !== undefined) until = Math.min(until, times.batch)
-        // another worker claiming for an org: look again in a few ms (its claim takes about that long)
+        // an org's lock was held too long for this pass to wait (DispatchRepo.claim): look again shortly
         if (report?.busy === true) {
           until = Math.min(until, now + BUSY_RETRY_MS)
         }

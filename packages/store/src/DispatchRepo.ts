@@ -9,7 +9,7 @@
  * - Calls in flight of an org (tasks `dialling` or `unknown`: an `unknown` task may be a live call) change upward
  *   only inside the org's claim transaction, which holds the advisory lock `(ORG_LOCK, hashtext(org))` and counts
  *   them first; so concurrent workers can never start more than the limit allows (DispatchAllocation). A claim
- *   that finds the lock taken claims nothing (`busy`) instead of waiting.
+ *   waits for the lock at most ORG_LOCK_WAIT_MS, then claims nothing (`busy`).
  * - `dialling` -> `unknown` when the lease expired; `unknown` -> `pending` only after the dialer said no call was
  *   placed with the task's key, under the org's lock (so a batch that had run dry is woken in the same step).
  * - A batch leaves `scheduled`/`in_progress` only for `completed`, once none of its tasks is pending or in flight.
@@ -27,6 +27,14 @@ import { allocate, type AllocationCandidate } from "./DispatchAllocation.ts"
  * @category models
  */
 export const ORG_LOCK = 0x5356_4f52
+
+/**
+ * Longest a claim waits for its org's lock (held by another worker's claim, which takes a few ms) before it gives up
+ * with `busy`.
+ *
+ * @category models
+ */
+export const ORG_LOCK_WAIT_MS = 250
 
 /**
  * How long a batch with nothing left to claim (its last calls still in flight) is left alone before it is looked
@@ -85,7 +93,7 @@ export interface ClaimResult {
   readonly skipped: number
   /** Batches that completed in this transaction (nothing pending, nothing in flight). */
   readonly completed: ReadonlyArray<string>
-  /** Another worker was claiming for the org at that moment: nothing was claimed, try again shortly. */
+  /** The org's lock stayed taken for longer than ORG_LOCK_WAIT_MS: nothing was claimed, try again shortly. */
   readonly busy: boolean
 }
 
@@ -332,15 +340,18 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         function*(orgId: string, batches: ReadonlyArray<DueBatch>, options: ClaimOptions) {
           const until = options.now + options.leaseMs
           return yield* sql.withTransaction(Effect.gen(function*() {
-            // Another worker holding the lock is claiming for this org right now, as much as the org may start: rather
-            // than queue behind it (and then find the slots taken), this worker moves on and looks again shortly.
+            // Another worker holding the lock is claiming for this org right now: wait for it (a claim takes a few ms;
+            // waiting costs no CPU, where polling cost both processes a pass each time) up to ORG_LOCK_WAIT, then
+            // report `busy` and look again shortly. The wait is bounded so one stalled transaction cannot stop a
+            // worker's passes over every other org. `set_config` runs in its own plan node (OFFSET 0), so before the
+            // lock is requested; it holds for this transaction only.
             // The limit is read with the lock (claims do not change it); the calls in flight after it, in a new
             // statement whose snapshot includes every claim committed before the lock was granted.
-            const [org] = yield* sql<{ concurrency_limit: number; locked: boolean }>`
-              SELECT o.concurrency_limit, pg_try_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId})) AS locked
-              FROM orgs o WHERE o.org_id = ${orgId}`
+            const [org] = yield* sql<{ concurrency_limit: number }>`
+              SELECT o.concurrency_limit, pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))::text AS locked
+              FROM (SELECT set_config('lock_timeout', ${`${ORG_LOCK_WAIT_MS}ms`}, true) OFFSET 0) s, orgs o
+              WHERE o.org_id = ${orgId}`
             if (org === undefined) return { claimed: [], skipped: 0, completed: [], busy: false }
-            if (!org.locked) return { claimed: [], skipped: 0, completed: [], busy: true }
             const limit = org.concurrency_limit
             const counts = yield* inFlightByBatch(orgId)
             let orgInFlight = 0
@@ -424,7 +435,14 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
               }
             }
             return { claimed, skipped, completed, busy: false }
-          }))
+          })).pipe(
+            // the org lock (or, rarely, a row lock after it) was not granted within ORG_LOCK_WAIT_MS: nothing was
+            // claimed (the transaction rolled back); the caller looks again shortly
+            Effect.catchIf(
+              (error) => error.cause._tag === "LockTimeoutError",
+              () => Effect.succeed<ClaimResult>({ claimed: [], skipped: 0, completed: [], busy: true })
+            )
+          )
         },
         Effect.orDie
       )

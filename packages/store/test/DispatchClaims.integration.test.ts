@@ -1,9 +1,9 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { Effect, Layer, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../src/BatchCallsRepo.ts"
-import { DispatchRepo } from "../src/DispatchRepo.ts"
+import { DispatchRepo, ORG_LOCK } from "../src/DispatchRepo.ts"
 import * as TestDatabase from "../test-support/TestDatabase.ts"
 
 const Layers = Layer.mergeAll(BatchCallsRepo.layer, DispatchRepo.layer).pipe(
@@ -42,6 +42,32 @@ const inFlight = (orgId: string) =>
     const [row] = yield* sql<{ n: number }>`
       SELECT count(*)::int4 AS n FROM batch_call_tasks WHERE org_id = ${orgId} AND state IN ('dialling', 'unknown')`
     return row!.n
+  })
+
+/**
+ * Holds the org's claim lock in a transaction of its own (another worker mid-claim) until `release` completes;
+ * `locked` completes once the lock is held.
+ */
+const holdOrgLock = (orgId: string, locked: Deferred.Deferred<void>, release: Deferred.Deferred<void>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))::text`
+      yield* Deferred.succeed(locked, undefined)
+      yield* Deferred.await(release)
+    }))
+  })
+
+/** Polls until `n` sessions wait for an advisory lock (no clock involved: each poll is a round trip). */
+const awaitLockWaiters = (n: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (;;) {
+      const [row] = yield* sql<{ n: number }>`
+        SELECT count(*)::int4 AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`
+      if (row!.n >= n) return
+    }
   })
 
 layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
@@ -86,5 +112,52 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       assert.strictEqual(yield* repo.expireLeases(NOW + 5_001), 3)
       const again = yield* repo.claim(orgId, due, { owner: "w2", now: NOW + 5_001, leaseMs: 5_000, maxPerBatch: 10 })
       assert.strictEqual(again.claimed.length, 0)
+    }))
+
+  it.effect("a claim waits while another worker holds the org's lock, then claims what that one left", () =>
+    Effect.gen(function*() {
+      const orgId = yield* seedBatches(4, [{ tasks: 10, reserved: 0 }])
+      const repo = yield* DispatchRepo
+      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(holdOrgLock(orgId, locked, release))
+      yield* Deferred.await(locked)
+      const waiting = yield* Effect.forkChild(
+        repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
+      )
+      // the claim is blocked on the lock (not polling, not giving up), then proceeds once it is released
+      yield* awaitLockWaiters(1)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      const result = yield* Fiber.join(waiting)
+      assert.isFalse(result.busy)
+      assert.deepStrictEqual(result.claimed.map((t) => t.taskIndex), [0, 1, 2, 3])
+      assert.strictEqual(yield* inFlight(orgId), 4)
+    }))
+
+  it.effect("a claim that cannot get the org's lock in time reports busy and changes nothing", () =>
+    Effect.gen(function*() {
+      const orgId = yield* seedBatches(4, [{ tasks: 10, reserved: 0 }])
+      const repo = yield* DispatchRepo
+      const sql = yield* SqlClient.SqlClient
+      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(holdOrgLock(orgId, locked, release))
+      yield* Deferred.await(locked)
+      // held for longer than ORG_LOCK_WAIT_MS: the claim gives up (PostgreSQL's lock_timeout, not our clock)
+      const result = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      assert.deepStrictEqual(result, { claimed: [], skipped: 0, completed: [], busy: true })
+      assert.strictEqual(yield* inFlight(orgId), 0)
+      const [batch] = yield* sql<{ status: string }>`SELECT status FROM batch_calls WHERE org_id = ${orgId}`
+      assert.strictEqual(batch!.status, "scheduled")
+      // the wait bound was local to the claim's transaction: a later one waits as long as it needs
+      const [setting] = yield* sql<{ v: string }>`SELECT current_setting('lock_timeout') AS v`
+      assert.strictEqual(setting!.v, "0")
+      const after = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
+      assert.strictEqual(after.claimed.length, 4)
     }))
 })
