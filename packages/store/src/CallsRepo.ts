@@ -189,8 +189,11 @@ export class CallsRepo extends Context.Service<CallsRepo, {
       const feed = (limit: number, now: number) =>
         sql<{ fed: number }>`
           WITH taken AS (
-            DELETE FROM contact_feed WHERE call_seq IN (
-              SELECT call_seq FROM contact_feed ORDER BY call_seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+            -- ARRAY(...) is evaluated once, before the delete. IN (SELECT ... LIMIT ... SKIP LOCKED) left the plan
+            -- to the table's statistics: analysed while the queue was empty, they made it a nested loop that ran
+            -- the subquery again for every entry, quadratic in the queue (7,000 entries took 21 s; docs/benchmarks.md)
+            DELETE FROM contact_feed WHERE call_seq = ANY(ARRAY(
+              SELECT call_seq FROM contact_feed ORDER BY call_seq LIMIT ${limit} FOR UPDATE SKIP LOCKED))
             RETURNING org_id, to_number, start_timestamp
           ), per_contact AS (
             SELECT org_id, to_number, count(*)::int4 AS calls, max(start_timestamp) AS last_start,

@@ -459,16 +459,16 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
 
       const claimUnknown = (owner: string, now: number, recheckMs: number, limit: number) =>
         sql<{ task_id: string; org_id: string; batch_call_id: string; from_number: string; to_number: string }>`
-          WITH c AS (
-            SELECT task_id FROM batch_call_tasks
-            WHERE state = 'unknown' AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})
-            ORDER BY task_id
-            LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED
-          )
           UPDATE batch_call_tasks t SET lease_owner = ${owner}, lease_expires_at = ${now + recheckMs}
-          FROM c, batch_calls b
-          WHERE t.task_id = c.task_id AND b.batch_call_id = t.batch_call_id
+          FROM batch_calls b
+          -- the ids are taken (and locked) once, whatever the statistics say (CallsRepo's feed explains why)
+          WHERE t.task_id = ANY(ARRAY(
+              SELECT task_id FROM batch_call_tasks
+              WHERE state = 'unknown' AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})
+              ORDER BY task_id
+              LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED))
+            AND b.batch_call_id = t.batch_call_id
           RETURNING t.task_id::text AS task_id, t.org_id, t.batch_call_id, b.from_number, t.to_number`.pipe(
           Effect.map((rows) =>
             rows.map((r): UnknownTask => ({
