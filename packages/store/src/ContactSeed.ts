@@ -366,7 +366,7 @@ export interface SeedResult {
   readonly millis: number
 }
 
-/** Indexes of migration 0003 that a large load drops and rebuilds, by name and definition. */
+/** Secondary indexes of contacts (migrations 0003, 0008) that a large load drops and rebuilds, by name and definition. */
 const SECONDARY_INDEXES: ReadonlyArray<readonly [name: string, definition: string]> = [
   [
     "contacts_org_order",
@@ -377,7 +377,11 @@ const SECONDARY_INDEXES: ReadonlyArray<readonly [name: string, definition: strin
     "contacts_custom_fields",
     "CREATE INDEX contacts_custom_fields ON contacts USING gin (custom_fields jsonb_path_ops)"
   ],
-  ["contacts_search_trgm", "CREATE INDEX contacts_search_trgm ON contacts USING gin (search_text gin_trgm_ops)"]
+  ["contacts_search_trgm", "CREATE INDEX contacts_search_trgm ON contacts USING gin (search_text gin_trgm_ops)"],
+  [
+    "contacts_do_not_call",
+    "CREATE INDEX contacts_do_not_call ON contacts (org_id, phone_number) WHERE do_not_call"
+  ]
 ]
 
 const PHONE_KEY = "ALTER TABLE contacts ADD CONSTRAINT contacts_org_phone_key UNIQUE (org_id, phone_number)"

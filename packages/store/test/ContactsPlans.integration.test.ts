@@ -106,6 +106,7 @@ layer(TestDatabase.layer, { timeout: 300_000 })("contacts query plans on 140,000
         SELECT indexname FROM pg_indexes WHERE tablename = 'contacts' ORDER BY indexname`
       assert.deepStrictEqual(indexes.map((i) => i.indexname), [
         "contacts_custom_fields",
+        "contacts_do_not_call",
         "contacts_org_order",
         "contacts_org_phone_key",
         "contacts_pkey",
@@ -115,6 +116,26 @@ layer(TestDatabase.layer, { timeout: 300_000 })("contacts query plans on 140,000
         SELECT count(*) AS wrong FROM contact_counts c
         WHERE c.contacts <> (SELECT count(*) FROM contacts WHERE org_id = c.org_id)`
       assert.strictEqual(Number(counts[0]!.wrong), 0)
+    }))
+
+  it.effect("the dispatcher's do-not-call check reads the org's do-not-call index, for a known org or a new one", () =>
+    Effect.gen(function*() {
+      // the check of DispatchRepo.claim (claimFrom, CTE d) for a claimed set of numbers; without migration 0008
+      // PostgreSQL read all of the org's contacts through contacts_org_order for it
+      const check = (orgId: string): ContactsQuery.SqlText => ({
+        text: `SELECT c.n, EXISTS (
+            SELECT 1 FROM contacts k WHERE k.org_id = $1 AND k.phone_number = c.n AND k.do_not_call) AS dnc
+          FROM unnest($2::text[]) AS c(n)`,
+        params: [orgId, "{+14155550100,+14155550101}"],
+        custom: true
+      })
+      for (const orgId of [BIG, "org-not-in-the-statistics"]) {
+        for (const nodes of [yield* explain(check(orgId)), yield* explainGeneric(check(orgId))]) {
+          assert.isNotEmpty(scansOf(nodes, "contacts_do_not_call"), describePlan(nodes))
+          assert.isEmpty(scansOf(nodes, "contacts_org_order"), describePlan(nodes))
+          assertNoSeqScanOfContacts(nodes)
+        }
+      }
     }))
 
   it.effect("default page: the order index, no sort; the total from the maintained count", () =>
