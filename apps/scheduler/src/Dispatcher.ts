@@ -42,7 +42,7 @@ export interface TickReport {
   readonly claimed: number
   readonly skipped: number
   readonly completed: number
-  /** Whether a batch may have more to claim right now (a claim hit `claimLimit`). */
+  /** Whether a batch may have more to claim right now (a claim hit `claimLimit` with the org's slots not all taken). */
   readonly more: boolean
   /** Whether an org's claim lock stayed taken longer than a claim waits for it (look again shortly). */
   readonly busy: boolean
@@ -281,7 +281,9 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           claimed += result.claimed.length
           skipped += result.skipped
           completed += result.completed.length
-          if (result.claimed.length + result.skipped >= settings.claimLimit) more = true
+          // a batch stopped at the claim limit with slots left: go round at once (not when the slots ran out: that
+          // pass would find none, and calls ending wake the loop anyway)
+          if (result.more) more = true
           if (result.busy) busy = true
           yield* start(result.claimed)
         }

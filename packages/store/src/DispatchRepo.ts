@@ -18,7 +18,7 @@ import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { allocate, type AllocationCandidate } from "./DispatchAllocation.ts"
+import { allocate, type AllocationCandidate, freeSlots } from "./DispatchAllocation.ts"
 
 /**
  * `pg_advisory_xact_lock(ORG_LOCK, hashtext(org_id))`: the first key is the scheduler's namespace ("svc:org"),
@@ -95,6 +95,11 @@ export interface ClaimResult {
   readonly completed: ReadonlyArray<string>
   /** The org's lock stayed taken for longer than ORG_LOCK_WAIT_MS: nothing was claimed, try again shortly. */
   readonly busy: boolean
+  /**
+   * A batch stopped at `maxPerBatch` while the org still had free slots for it: claim again at once. False when the
+   * slots ran out (the next claim would find none; calls ending free them and wake the loop).
+   */
+  readonly more: boolean
 }
 
 /**
@@ -351,7 +356,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
               SELECT o.concurrency_limit, pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))::text AS locked
               FROM (SELECT set_config('lock_timeout', ${`${ORG_LOCK_WAIT_MS}ms`}, true) OFFSET 0) s, orgs o
               WHERE o.org_id = ${orgId}`
-            if (org === undefined) return { claimed: [], skipped: 0, completed: [], busy: false }
+            if (org === undefined) return { claimed: [], skipped: 0, completed: [], busy: false, more: false }
             const limit = org.concurrency_limit
             const counts = yield* inFlightByBatch(orgId)
             let orgInFlight = 0
@@ -365,6 +370,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             const active = new Map(batches.map((b) => [b.batchCallId, b]))
             const claimedPerBatch = new Map<string, number>()
             const exhausted: Array<string> = []
+            const capped: Array<DueBatch> = []
             // Allocate, claim, and allocate again what batches could not use (they ran dry, or some of their tasks
             // were skipped), until no slot or no batch is left.
             while (active.size > 0) {
@@ -410,6 +416,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                   exhausted.push(batchCallId)
                   active.delete(batchCallId)
                 } else if (n < wanted) {
+                  capped.push(batch)
                   active.delete(batchCallId)
                 }
               }
@@ -434,13 +441,14 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                   WHERE batch_call_id = ANY(${resting}::text[]) AND next_dispatch_at <= ${options.now}`
               }
             }
-            return { claimed, skipped, completed, busy: false }
+            const more = capped.some((b) => freeSlots(limit, b.reservedConcurrency, orgInFlight) > 0)
+            return { claimed, skipped, completed, busy: false, more }
           })).pipe(
             // the org lock (or, rarely, a row lock after it) was not granted within ORG_LOCK_WAIT_MS: nothing was
             // claimed (the transaction rolled back); the caller looks again shortly
             Effect.catchIf(
               (error) => error.cause._tag === "LockTimeoutError",
-              () => Effect.succeed<ClaimResult>({ claimed: [], skipped: 0, completed: [], busy: true })
+              () => Effect.succeed<ClaimResult>({ claimed: [], skipped: 0, completed: [], busy: true, more: false })
             )
           )
         },

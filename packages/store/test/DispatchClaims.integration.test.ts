@@ -150,7 +150,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const result = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)
-      assert.deepStrictEqual(result, { claimed: [], skipped: 0, completed: [], busy: true })
+      assert.deepStrictEqual(result, { claimed: [], skipped: 0, completed: [], busy: true, more: false })
       assert.strictEqual(yield* inFlight(orgId), 0)
       const [batch] = yield* sql<{ status: string }>`SELECT status FROM batch_calls WHERE org_id = ${orgId}`
       assert.strictEqual(batch!.status, "scheduled")
@@ -159,5 +159,28 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       assert.strictEqual(setting!.v, "0")
       const after = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
       assert.strictEqual(after.claimed.length, 4)
+    }))
+
+  it.effect("reports more to claim only when a batch stopped at the claim limit with slots left", () =>
+    Effect.gen(function*() {
+      const repo = yield* DispatchRepo
+      const claimOf = (limit: number, maxPerBatch: number) =>
+        Effect.gen(function*() {
+          const orgId = yield* seedBatches(limit, [{ tasks: 30, reserved: 0 }])
+          const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+          return yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch })
+        })
+      // capped by the claim limit, 6 slots left: go round again
+      const capped = yield* claimOf(10, 4)
+      assert.strictEqual(capped.claimed.length, 4)
+      assert.isTrue(capped.more)
+      // the claim limit and the slots ran out together: another pass would find no slot
+      const full = yield* claimOf(4, 4)
+      assert.strictEqual(full.claimed.length, 4)
+      assert.isFalse(full.more)
+      // the org's slots bound the claim, not the claim limit
+      const bySlots = yield* claimOf(3, 10)
+      assert.strictEqual(bySlots.claimed.length, 3)
+      assert.isFalse(bySlots.more)
     }))
 })
