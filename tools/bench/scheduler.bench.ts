@@ -468,6 +468,15 @@ const roundRatios = (ones: ReadonlyArray<number>, twos: ReadonlyArray<number>) =
   const ratios = ones.map((ms, i) => ms / twos[i]!)
   return `${ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}; median ${median(ratios).toFixed(2)}x`
 }
+if (ours.length > 0) {
+  // ours over bare per round (a rising sequence means the cost grows with the tables, which every round enlarges)
+  report.push(
+    "",
+    `cost per task over the bare loop's, per round (wall time): ${
+      ours.map((ms, i) => `${(ms / bare[i]!).toFixed(2)}x`).join(", ")
+    }; scheduler µs/task per round: ${ours.map((ms) => ((ms * 1000) / taskCount).toFixed(0)).join(", ")}`
+  )
+}
 if (one.length > 0) {
   report.push(
     "",
