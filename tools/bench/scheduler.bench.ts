@@ -257,6 +257,7 @@ const startWorker = (index: number) =>
       if (output.includes("svc-scheduler started")) resolve(child)
     })
     child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+    child.once("exit", () => log?.end())
     child.once("exit", (code) => reject(new Error(`worker ${index} exited (${code}): ${output.slice(-2000)}`)))
   })
 
@@ -463,7 +464,7 @@ const report = [
   `| 2 worker processes vs 1, until every contact is fed too | ${perSecond(taskCount, twoFedMs)} tasks/s | ` +
   `1 process: ${perSecond(taskCount, oneFedMs)} tasks/s | 2 not slower than 1 | ${verdict(twoFedMs <= oneFedMs)} |`
 ]
-// each round ran one and two processes back to back: its ratio is the least disturbed by the machine's drift
+// each round ran both sides back to back: its ratio is the least disturbed by the machine's drift
 const roundRatios = (ones: ReadonlyArray<number>, twos: ReadonlyArray<number>) => {
   const ratios = ones.map((ms, i) => ms / twos[i]!)
   return `${ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}; median ${median(ratios).toFixed(2)}x`
@@ -472,9 +473,8 @@ if (ours.length > 0) {
   // ours over bare per round (a rising sequence means the cost grows with the tables, which every round enlarges)
   report.push(
     "",
-    `cost per task over the bare loop's, per round (wall time): ${
-      ours.map((ms, i) => `${(ms / bare[i]!).toFixed(2)}x`).join(", ")
-    }; scheduler µs/task per round: ${ours.map((ms) => ((ms * 1000) / taskCount).toFixed(0)).join(", ")}`
+    `cost per task over the bare loop's, per round (wall time): ${roundRatios(ours, bare)}; ` +
+      `scheduler µs/task per round: ${ours.map((ms) => ((ms * 1000) / taskCount).toFixed(0)).join(", ")}`
   )
 }
 if (one.length > 0) {

@@ -17,7 +17,7 @@
 import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { allocate, type AllocationCandidate, freeSlots } from "./DispatchAllocation.ts"
 
 /**
@@ -172,6 +172,9 @@ const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest =
   return request
 }
 
+/** A statement that waited longer than its `lock_timeout` (lockOrg's bound). */
+const isLockTimeout = (error: SqlError.SqlError) => error.cause._tag === "LockTimeoutError"
+
 // ---------------------------------------------------------------------------------------------------------------
 // Service
 // ---------------------------------------------------------------------------------------------------------------
@@ -212,7 +215,8 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   ) => Effect.Effect<ReadonlyArray<UnknownTask>>
   /**
    * `unknown` (or `dialling`) tasks of `owner` that were never placed go back to `pending`, and their batches are
-   * woken; under each org's lock.
+   * woken; under each org's lock. An org whose lock stays taken past ORG_LOCK_WAIT_MS is left for a later look (its
+   * tasks are not counted).
    */
   readonly returnToPending: (owner: string, taskIds: ReadonlyArray<string>, now: number) => Effect.Effect<number>
   /** `dialling` tasks of `owner` become `unknown` at once (released on shutdown; reconciled by whoever is left). */
@@ -294,7 +298,15 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           ) t
           GROUP BY batch_call_id`
 
-      const lockOrg = (orgId: string) => sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))`
+      // The org's lock, waited for at most ORG_LOCK_WAIT_MS (a claim holds it for a few ms; waiting costs no CPU,
+      // where polling cost every worker a pass each time). The bound keeps one stalled transaction from stopping a
+      // worker's passes over every other org: past it the statement fails with LockTimeoutError (`isLockTimeout`).
+      // `set_config` runs in its own plan node (OFFSET 0), so before the lock is requested; it holds for this
+      // transaction only.
+      const lockOrg = (orgId: string) =>
+        sql`
+          SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))::text
+          FROM (SELECT set_config('lock_timeout', ${`${ORG_LOCK_WAIT_MS}ms`}, true) OFFSET 0) s`
 
       const claimFrom = (orgId: string, batch: DueBatch, n: number, owner: string, until: number) =>
         sql<ClaimRow>`
@@ -345,17 +357,12 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         function*(orgId: string, batches: ReadonlyArray<DueBatch>, options: ClaimOptions) {
           const until = options.now + options.leaseMs
           return yield* sql.withTransaction(Effect.gen(function*() {
-            // Another worker holding the lock is claiming for this org right now: wait for it (a claim takes a few ms;
-            // waiting costs no CPU, where polling cost both processes a pass each time) up to ORG_LOCK_WAIT, then
-            // report `busy` and look again shortly. The wait is bounded so one stalled transaction cannot stop a
-            // worker's passes over every other org. `set_config` runs in its own plan node (OFFSET 0), so before the
-            // lock is requested; it holds for this transaction only.
-            // The limit is read with the lock (claims do not change it); the calls in flight after it, in a new
-            // statement whose snapshot includes every claim committed before the lock was granted.
+            // Another worker holding the lock is claiming for this org right now: wait for it (lockOrg). The limit
+            // is read with the lock (claims do not change it); the calls in flight after it, in a new statement
+            // whose snapshot includes every claim committed before the lock was granted.
+            yield* lockOrg(orgId)
             const [org] = yield* sql<{ concurrency_limit: number }>`
-              SELECT o.concurrency_limit, pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))::text AS locked
-              FROM (SELECT set_config('lock_timeout', ${`${ORG_LOCK_WAIT_MS}ms`}, true) OFFSET 0) s, orgs o
-              WHERE o.org_id = ${orgId}`
+              SELECT concurrency_limit FROM orgs WHERE org_id = ${orgId}`
             if (org === undefined) return { claimed: [], skipped: 0, completed: [], busy: false, more: false }
             const limit = org.concurrency_limit
             const counts = yield* inFlightByBatch(orgId)
@@ -447,7 +454,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             // the org lock (or, rarely, a row lock after it) was not granted within ORG_LOCK_WAIT_MS: nothing was
             // claimed (the transaction rolled back); the caller looks again shortly
             Effect.catchIf(
-              (error) => error.cause._tag === "LockTimeoutError",
+              isLockTimeout,
               () => Effect.succeed<ClaimResult>({ claimed: [], skipped: 0, completed: [], busy: true, more: false })
             )
           )
@@ -512,7 +519,9 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                   WHERE batch_call_id = ANY(${batches}::text[]) AND status IN ('scheduled', 'in_progress')`
               }
               return rows.length
-            }))
+              // the org's lock stayed taken (lockOrg): these tasks keep their state and lease, so the reconciler
+              // looks at them again at their next recheck, and a released dialling task's lease expires into it
+            })).pipe(Effect.catchIf(isLockTimeout, () => Effect.succeed(0)))
           }
           return returned
         },

@@ -183,4 +183,27 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       assert.strictEqual(bySlots.claimed.length, 3)
       assert.isFalse(bySlots.more)
     }))
+
+  it.effect("returning tasks to pending leaves an org whose lock stays taken for a later look", () =>
+    Effect.gen(function*() {
+      const orgId = yield* seedBatches(3, [{ tasks: 5, reserved: 0 }])
+      const repo = yield* DispatchRepo
+      const sql = yield* SqlClient.SqlClient
+      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const claim = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
+      const ids = claim.claimed.map((t) => t.taskId)
+      const states = sql<{ state: string }>`
+        SELECT state FROM batch_call_tasks WHERE task_id = ANY(${ids}::text[]::int8[]) ORDER BY task_id`
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(holdOrgLock(orgId, locked, release))
+      yield* Deferred.await(locked)
+      // held past ORG_LOCK_WAIT_MS: nothing returned, nothing changed, no failure
+      assert.strictEqual(yield* repo.returnToPending("w", ids, NOW), 0)
+      assert.deepStrictEqual((yield* states).map((r) => r.state), ["dialling", "dialling", "dialling"])
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      assert.strictEqual(yield* repo.returnToPending("w", ids, NOW), 3)
+      assert.deepStrictEqual((yield* states).map((r) => r.state), ["pending", "pending", "pending"])
+    }))
 })
