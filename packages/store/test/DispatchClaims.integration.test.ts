@@ -206,4 +206,31 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       assert.strictEqual(yield* repo.returnToPending("w", ids, NOW), 3)
       assert.deepStrictEqual((yield* states).map((r) => r.state), ["pending", "pending", "pending"])
     }))
+
+  it.effect("claims its tasks by primary key under a generic plan, never by scanning every task", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* DispatchRepo
+      // other batches' tasks around the claimed one's: 24,000 rows, so a scan is the expensive way to find 500
+      yield* seedBatches(1, [{ tasks: 8_000, reserved: 0 }, { tasks: 8_000, reserved: 0 }])
+      const orgId = yield* seedBatches(1_000, [{ tasks: 8_000, reserved: 0 }])
+      yield* sql`ANALYZE batch_call_tasks`
+      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      // the plan PostgreSQL may switch a prepared statement to after five runs; the connection's counters not yet
+      // reported (pg_stat_xact_user_tables, which also hold its earlier transactions' until they are flushed, and
+      // are not flushed inside a transaction) show how the claim read the table
+      const scans = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
+        const seqScans = sql<{ seq_scan: number; idx_scan: number }>`
+          SELECT seq_scan::int4 AS seq_scan, idx_scan::int4 AS idx_scan
+          FROM pg_stat_xact_user_tables WHERE relname = 'batch_call_tasks'`
+        const [before] = yield* seqScans
+        const claim = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 500 })
+        assert.strictEqual(claim.claimed.length, 500)
+        const [after] = yield* seqScans
+        return { seq: after!.seq_scan - before!.seq_scan, index: after!.idx_scan - before!.idx_scan }
+      }))
+      assert.strictEqual(scans.seq, 0)
+      assert.isAbove(scans.index, 0)
+    }))
 })
