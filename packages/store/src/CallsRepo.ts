@@ -5,8 +5,11 @@
  * statements, so a crash leaves either all of a step or none of it.
  *
  * Invariants:
- * - A task is finished once: only a task still `dialling` or `unknown` is updated, and `calls.task_id` is unique,
- *   so a result reported twice (the worker that dialled and a reconciler that looked the call up) counts once.
+ * - A task is finished once, with one call row: only a task still `dialling` or `unknown` is updated, and the call
+ *   is inserted only for a task that update finished. A result reported twice (the worker that dialled and a
+ *   reconciler that looked the call up) counts once: the second statement waits for the first's row lock, then
+ *   finds the task final (READ COMMITTED re-checks the updated row) and inserts nothing. Within one statement,
+ *   results are deduplicated by task id first (migration 0009 says why this is not a unique constraint).
  * - Every recorded call reaches its contact exactly once: its feed entry is written with the call and deleted in
  *   the statement that updates the contact (`FOR UPDATE SKIP LOCKED`, so feeders on several workers never share
  *   an entry).
@@ -85,6 +88,15 @@ export const FEED_LOCK = 0x5356_4645
  */
 const column = <A>(values: Array<A | null>): Array<A | null> => values.some((v) => v !== null) ? values : []
 
+/** The tasks with the first result of each task id; the array itself when there are no repeats (the usual case). */
+const uniqueByTask = (tasks: ReadonlyArray<FinishedTask>): ReadonlyArray<FinishedTask> => {
+  const seen = new Set<string>()
+  for (const task of tasks) seen.add(task.taskId)
+  if (seen.size === tasks.length) return tasks
+  seen.clear()
+  return tasks.filter((task) => seen.has(task.taskId) ? false : (seen.add(task.taskId), true))
+}
+
 /**
  * Calls in PostgreSQL.
  *
@@ -106,8 +118,11 @@ export class CallsRepo extends Context.Service<CallsRepo, {
       const sql = yield* SqlClient.SqlClient
 
       const recordFinished = Effect.fn("CallsRepo.recordFinished")(
-        function*(tasks: ReadonlyArray<FinishedTask>, now: number) {
-          if (tasks.length === 0) return { finished: 0, batchCallIds: [] }
+        function*(given: ReadonlyArray<FinishedTask>, now: number) {
+          if (given.length === 0) return { finished: 0, batchCallIds: [] }
+          // one result per task (the first): the insert joins the finished tasks back to these rows, so a task
+          // listed twice would get two calls
+          const tasks = uniqueByTask(given)
           const n = tasks.length
           const ids = new Array<string>(n)
           const states = new Array<string>(n)
@@ -170,7 +185,6 @@ export class CallsRepo extends Context.Service<CallsRepo, {
                 r.analysis::jsonb, ${now}
               FROM done d JOIN r ON r.task_id = d.task_id
               WHERE r.call_id IS NOT NULL
-              ON CONFLICT (task_id) DO NOTHING
               RETURNING call_seq, org_id, to_number, start_timestamp, task_id
             ), queued AS (
               INSERT INTO contact_feed (call_seq, org_id, to_number, start_timestamp)

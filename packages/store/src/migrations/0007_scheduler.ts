@@ -2,7 +2,7 @@
  * What the scheduler worker keeps (issue 5; decision record docs/decisions/0401-scheduler-row-leasing.md):
  *
  * - `calls`: every finished call of a batch, with its outcome and post-call analysis data. One row per task at
- *   most (`UNIQUE (task_id)`): the last guard that a call is recorded, and fed into its contact, once. The
+ *   most (`UNIQUE (task_id)` here, dropped by migration 0009: the recording statement guarantees it). The
  *   backfill job reads it per org in `call_seq` order (the order calls were recorded).
  * - `contact_feed`: the calls whose contact has not been updated yet, written in the statement that records the
  *   call and deleted in the statement that updates the contact (an outbox): every call reaches its contact exactly
