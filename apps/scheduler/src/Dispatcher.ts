@@ -143,7 +143,19 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           const now = yield* Clock.currentTimeMillis
           const recorded = yield* calls.recordFinished(finished, now)
           yield* repo.releaseToUnknown(owner, unresolved, now)
-          yield* repo.completeIfDone(recorded.batchCallIds)
+          // the slots are free once those commit: the loop claims again while this fiber completes batches (a
+          // statement of its own, which need not delay the next claim)
+          yield* forget(batch.map((r) => r.taskId))
+          yield* wake
+          // results are recorded by now, so a failure here must not requeue them: a batch left in progress is
+          // completed by the next pass that looks at it and finds nothing to claim (at most IDLE_RECHECK_MS later)
+          yield* repo.completeIfDone(recorded.batchCallIds).pipe(
+            Effect.catchCause((cause) =>
+              Effect.logWarning("completing batches failed; a later pass completes them").pipe(
+                Effect.annotateLogs({ cause: Cause.pretty(cause) })
+              )
+            )
+          )
           yield* Effect.logDebug("recorded").pipe(
             Effect.annotateLogs({ tasks: batch.length, ms: (yield* Clock.currentTimeMillis) - now })
           )
@@ -153,8 +165,6 @@ export class Dispatcher extends Context.Service<Dispatcher, {
             byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1)
           }
           for (const [outcome, n] of byOutcome) yield* SchedulerMetrics.add(SchedulerMetrics.outcomes, n, { outcome })
-          yield* forget(batch.map((r) => r.taskId))
-          yield* wake
         })
 
       /** Takes the next results to record, at most `RECORD_CHUNK`. */
