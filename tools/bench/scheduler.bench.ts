@@ -28,6 +28,7 @@ import { Effect, Fiber, Layer, ManagedRuntime, Redacted, References, Schema, typ
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as inspector from "node:inspector/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { argument, benchDatabase, median } from "./support/BenchSupport.ts"
@@ -162,7 +163,7 @@ const dialer = SimulatedDialer.layerMemory({
  * contacts table's cost, not dispatch's: in a worker it runs beside the loop, on the same CPUs.
  */
 const viaDispatcher = (batchCallId: string, extra: { readonly untilFirstDial?: boolean } = {}) =>
-  run(
+  profiled(
     Effect.gen(function*() {
       const dispatcher = yield* Dispatcher.make(SchedulerConfig.defaults())
       const carrier = yield* SchedulerSimulatedCarrier
@@ -199,6 +200,26 @@ const viaDispatcher = (batchCallId: string, extra: { readonly untilFirstDial?: b
       }
     }).pipe(Effect.provide(dialer))
   )
+
+// BENCH_CPU_PROFILE=dir: a V8 CPU profile of each dispatcher run in this process (dispatch and feed only, not the
+// seeding) to dir/dispatch-N.cpuprofile (diagnostics: where Node's time per task goes)
+const profileDir = process.env["BENCH_CPU_PROFILE"]
+let profiles = 0
+const profiled = async <A, E>(effect: Effect.Effect<A, E, Services | Scope.Scope>): Promise<A> => {
+  if (profileDir === undefined) return run(effect)
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.setSamplingInterval", { interval: 100 })
+  await session.post("Profiler.start")
+  try {
+    return await run(effect)
+  } finally {
+    const { profile } = await session.post("Profiler.stop")
+    fs.writeFileSync(path.join(profileDir, `dispatch-${++profiles}.cpuprofile`), JSON.stringify(profile))
+    session.disconnect()
+  }
+}
 
 /** The floor: claim up to 1,000 pending tasks with SKIP LOCKED and mark them done, until none is left. */
 const viaBareLoop = (batchCallId: string) =>
@@ -310,10 +331,11 @@ const viaProcesses = async (count: number) => {
 
 const progress = (text: string) => process.stderr.write(`${new Date().toISOString()} ${text}\n`)
 const loadBefore = os.loadavg()[0]!
-// warm-up: JIT, plans, the tables' first pages
+// warm-up, both sides a full-size batch: JIT, prepared statements and plans, the tables' first pages. "Sustained"
+// dispatch is a worker's steady state (a 2,000-task warm-up left the first measured round 20-40% slower than the rest)
 progress("warm-up")
-await viaDispatcher((await seedBatch(2_000)).batchCallId)
-await viaBareLoop((await seedBatch(2_000, undefined, { forBareLoop: true })).batchCallId)
+await viaDispatcher((await seedBatch(taskCount)).batchCallId)
+await viaBareLoop((await seedBatch(taskCount, undefined, { forBareLoop: true })).batchCallId)
 
 const ours: Array<number> = []
 const feeds: Array<number> = []
@@ -484,4 +506,5 @@ if (one.length > 0) {
       `every contact fed ${roundRatios(oneFed, twoFed)}`
   )
 }
-process.stdout.write(report.join("\n") + "\n")
+// rows of the measurements this run left out (--dispatch-only, --processes-only, --skip-window) have no figures
+process.stdout.write(report.filter((row) => !row.includes("NaN")).join("\n") + "\n")
