@@ -46,6 +46,12 @@ export interface TickReport {
   readonly more: boolean
   /** Whether an org's claim lock stayed taken longer than a claim waits for it (look again shortly). */
   readonly busy: boolean
+  /**
+   * The earliest time after the pass looked at which a batch becomes due, as far as the pass knows: a waiting
+   * batch's trigger time or window opening (from the database when the pass looked, and the openings of the batches
+   * it postponed), or the recheck of a batch it found run dry with calls in flight.
+   */
+  readonly nextAt: number | undefined
 }
 
 /** Most results written by one record statement. */
@@ -261,7 +267,11 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           yield* SchedulerMetrics.add(SchedulerMetrics.leasesReclaimed, reclaimed)
           reconciled = yield* Reconciler.reconcileOnce(settings, now)
         }
-        const due = yield* repo.dueBatches(now, DUE_BATCH_LIMIT)
+        const { due, next } = yield* repo.look(now, DUE_BATCH_LIMIT)
+        let nextAt = next
+        const later = (at: number | undefined) => {
+          if (at !== undefined && (nextAt === undefined || at < nextAt)) nextAt = at
+        }
         const closed: Array<{ batchCallId: string; at: number }> = []
         const open = new Map<string, Array<DueBatch>>()
         for (const batch of due) {
@@ -269,6 +279,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
             // a decoded window always opens again; the fallback only guards the type
             const at = Option.getOrElse(CallWindow.nextOpening(batch.window, now), () => now + 86_400_000)
             closed.push({ batchCallId: batch.batchCallId, at })
+            later(at)
             continue
           }
           const list = open.get(batch.orgId)
@@ -295,6 +306,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           // pass would find none, and calls ending wake the loop anyway)
           if (result.more) more = true
           if (result.busy) busy = true
+          later(result.rechecksAt)
           yield* start(result.claimed)
         }
         yield* SchedulerMetrics.add(SchedulerMetrics.skipped, skipped, { reason: "do_not_call" })
@@ -307,7 +319,8 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           skipped,
           completed,
           more,
-          busy
+          busy,
+          nextAt
         } satisfies TickReport
       }).pipe(Effect.provideContext(context), Effect.withSpan("Dispatcher.tick"))
 
@@ -363,17 +376,15 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           yield* Effect.logDebug("claimed").pipe(Effect.annotateLogs({ tasks: report.claimed, ms: now - started }))
         }
         if (report?.more === true) return
-        // Relative to when the pass looked, not to now: a batch that became due while the pass ran (a window that
-        // opened a millisecond after the pass read the clock) is still found, and the loop goes round at once.
-        // Batches that were due when the pass looked and stay due (an org at its limit) are not wake times: their
-        // slots free up when calls end, which wakes the loop (its own) or the poll (other workers').
-        const times = yield* repo.wakeTimes(started).pipe(
-          Effect.catchCause(() => Effect.succeed({ batch: undefined }))
-        )
+        // The pass's wake time is relative to when it looked, not to now: a batch that became due while the pass ran
+        // (a window that opened a millisecond after the pass read the clock) makes the wait zero or less, and the
+        // loop goes round at once. Batches that were due when the pass looked and stay due (an org at its limit)
+        // are not wake times: their slots free up when calls end, which wakes the loop (its own) or the poll (other
+        // workers'). So does a batch another worker woke during the pass (returning its tasks to pending).
         // An expired lease (a worker died) or an `unknown` task due for another look is taken up by the maintenance
         // of the first pass after it: at most one poll interval late, which a 30 s lease does not notice.
         let until = now + (report === undefined ? 1_000 : settings.pollMs)
-        if (times.batch !== undefined) until = Math.min(until, times.batch)
+        if (report?.nextAt !== undefined) until = Math.min(until, report.nextAt)
         // an org's lock was held too long for this pass to wait (DispatchRepo.claim): look again shortly
         if (report?.busy === true) {
           until = Math.min(until, now + BUSY_RETRY_MS)

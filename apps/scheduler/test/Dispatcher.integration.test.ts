@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type CallEnded, Dialer, DialRejected } from "@svc/domain/ports/Dialer.ts"
-import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
+import { DispatchRepo, IDLE_RECHECK_MS } from "@svc/store/DispatchRepo.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
 import { Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
@@ -61,10 +61,10 @@ describe("Dispatcher", () => {
       const orgId = yield* seedOrg()
       const batch = yield* createBatch(orgId, { count: 5, trigger_timestamp: t0 + HOUR })
 
-      assert.strictEqual((yield* tick).claimed, 0)
-      const repo = yield* DispatchRepo
+      const idle = yield* tick
+      assert.strictEqual(idle.claimed, 0)
       // the idle worker sleeps until the trigger time, not a poll interval
-      assert.strictEqual((yield* repo.wakeTimes(t0)).batch, t0 + HOUR)
+      assert.strictEqual(idle.nextAt, t0 + HOUR)
       yield* TestClock.setTime(t0 + HOUR - 1)
       assert.strictEqual((yield* tick).claimed, 0)
       assert.strictEqual((yield* batchRow(batch)).status, "scheduled")
@@ -152,9 +152,11 @@ describe("Dispatcher", () => {
         count: 1,
         call_time_window: { windows: [{ start: 540, end: 1020 }], day: ["Monday", "Wednesday"] }
       })
-      assert.strictEqual((yield* tick).postponed, 1)
-      // Wednesday 09:00 PDT = 16:00Z
+      const closed = yield* tick
+      assert.strictEqual(closed.postponed, 1)
+      // Wednesday 09:00 PDT = 16:00Z, and the worker's next wake-up is that opening (the pass moved the batch there)
       assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, Date.UTC(2026, 2, 11, 16, 0))
+      assert.strictEqual(closed.nextAt, Date.UTC(2026, 2, 11, 16, 0))
       yield* TestClock.setTime(Date.UTC(2026, 2, 11, 16, 0))
       assert.strictEqual((yield* tick).claimed, 1)
     })))
@@ -230,6 +232,35 @@ describe("Dispatcher", () => {
         assert.strictEqual((yield* tick).claimed, 0)
       }),
       { dialer: { latencyMs: 10 * MINUTE } }
+    ))
+
+  it.live("a batch run dry with calls in flight is left until they end, at most until its recheck", () =>
+    scenario(
+      Effect.gen(function*() {
+        const t0 = Date.UTC(2026, 4, 4, 15, 0)
+        yield* TestClock.setTime(t0)
+        const orgId = yield* seedOrg(10)
+        const batch = yield* createBatch(orgId, { count: 4 })
+        // the pass claims all four and finds nothing left: four calls in flight, so the batch is not complete; it
+        // rests until its recheck, and the pass's wake time says so
+        const all = yield* tick
+        assert.strictEqual(all.claimed, 4)
+        assert.strictEqual(all.nextAt, t0 + IDLE_RECHECK_MS)
+        assert.deepStrictEqual(yield* batchRow(batch), {
+          status: "in_progress",
+          next_dispatch_at: t0 + IDLE_RECHECK_MS
+        })
+        // a later pass does not look at it, and wakes for the same recheck (now from the database)
+        yield* TestClock.adjust(1_000)
+        const resting = yield* tick
+        assert.strictEqual(resting.claimed, 0)
+        assert.strictEqual(resting.nextAt, t0 + IDLE_RECHECK_MS)
+        // the calls end and are recorded: the batch completes without waiting for the recheck
+        yield* TestClock.adjust(5 * MINUTE)
+        yield* settle
+        assert.strictEqual((yield* batchRow(batch)).status, "completed")
+      }),
+      { dialer: { latencyMs: 5 * MINUTE } }
     ))
 
   it.live("shares the org's slots fairly between two batches", () =>

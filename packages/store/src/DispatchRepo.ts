@@ -100,6 +100,8 @@ export interface ClaimResult {
    * slots ran out (the next claim would find none; calls ending free them and wake the loop).
    */
   readonly more: boolean
+  /** When batches that ran dry with calls still in flight are looked at again (IDLE_RECHECK_MS), if any did. */
+  readonly rechecksAt: number | undefined
 }
 
 /**
@@ -115,10 +117,16 @@ export interface UnknownTask {
   readonly toNumber: string
 }
 
-/** @category models */
-export interface WakeTimes {
-  /** The earliest `next_dispatch_at` still in the future, if any batch waits. */
-  readonly batch: number | undefined
+/**
+ * What a dispatch pass sees when it looks at the batches: those due now, and when the next one waiting becomes due.
+ *
+ * @category models
+ */
+export interface DueView {
+  /** Batches due at the time looked at, oldest first. */
+  readonly due: ReadonlyArray<DueBatch>
+  /** The earliest `next_dispatch_at` after that time (a trigger time or a window opening), if any batch waits. */
+  readonly next: number | undefined
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -134,6 +142,9 @@ interface DueRow {
   readonly status: "scheduled" | "in_progress"
   readonly next_dispatch_at: number
 }
+
+/** A row of `look`: a due batch, or only `next` (all else NULL) when none is due. */
+type LookRow = { readonly [K in keyof DueRow]: DueRow[K] | null } & { readonly next: number | null }
 
 interface ClaimRow {
   readonly task_id: string
@@ -190,6 +201,8 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   readonly expireLeases: (now: number) => Effect.Effect<number>
   /** Batches due at `now`, oldest first. */
   readonly dueBatches: (now: number, limit: number) => Effect.Effect<ReadonlyArray<DueBatch>>
+  /** Batches due at `now` (at most `limit`), and when the next waiting one becomes due; one statement. */
+  readonly look: (now: number, limit: number) => Effect.Effect<DueView>
   /** Moves each batch's `next_dispatch_at` to the given time (its window's next opening). */
   readonly postpone: (
     batches: ReadonlyArray<{ readonly batchCallId: string; readonly at: number }>
@@ -223,8 +236,6 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   readonly releaseToUnknown: (owner: string, taskIds: ReadonlyArray<string>, now: number) => Effect.Effect<number>
   /** Completes the batches among these that have nothing pending or in flight; returns them. */
   readonly completeIfDone: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
-  /** When something next needs this worker's attention, as far as the database knows. */
-  readonly wakeTimes: (now: number) => Effect.Effect<WakeTimes>
 }>()("@svc/store/DispatchRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<DispatchRepo, never, SqlClient.SqlClient> = Layer.effect(
@@ -256,28 +267,52 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           Effect.withSpan("DispatchRepo.expireLeases")
         )
 
-      const dueBatches = (now: number, limit: number) =>
-        sql<DueRow>`
-          SELECT batch_call_id, org_id, from_number, reserved_concurrency, call_time_window, status,
-            next_dispatch_at::float8 AS next_dispatch_at
-          FROM batch_calls
-          WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at <= ${now}
-          ORDER BY next_dispatch_at
-          LIMIT ${limit}`.pipe(
-          Effect.map((rows) =>
-            rows.map((row): DueBatch => ({
-              batchCallId: row.batch_call_id,
-              orgId: row.org_id,
-              fromNumber: row.from_number,
-              reservedConcurrency: row.reserved_concurrency,
-              window: windowOf(row),
-              status: row.status,
-              nextDispatchAt: row.next_dispatch_at
-            }))
-          ),
+      // One statement per pass for both questions: the dispatcher used to ask for the next wake time in a second
+      // statement after its claims, whose answer waited behind the dials the claims had just started (Node's one
+      // thread); that kept the loop from claiming the slots a recorder had freed meanwhile (~4 ms of a 20 ms cycle).
+      // The outer row always exists (an aggregate), so `next` comes back when no batch is due.
+      // Lease expiries are not wake times: the earliest lease across all orgs has no index to read it from (the
+      // dialling index leads with org_id), so it cost a scan of every task in flight on each idle pass; measured at
+      // ~4.5 ms a pass with 1,000 calls in flight, a tenth of PostgreSQL's time with two workers. The poll interval
+      // bounds how late an expired lease is taken up instead (lease + at most one poll; docs/decisions/0401).
+      const look = (now: number, limit: number) =>
+        sql<LookRow>`
+          SELECT d.batch_call_id, d.org_id, d.from_number, d.reserved_concurrency, d.call_time_window, d.status,
+            d.next_dispatch_at, u.next
+          FROM (
+            SELECT min(next_dispatch_at)::float8 AS next FROM batch_calls
+            WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at > ${now}
+          ) u
+          LEFT JOIN LATERAL (
+            SELECT batch_call_id, org_id, from_number, reserved_concurrency, call_time_window, status,
+              next_dispatch_at::float8 AS next_dispatch_at
+            FROM batch_calls
+            WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at <= ${now}
+            ORDER BY next_dispatch_at
+            LIMIT ${limit}
+          ) d ON true`.pipe(
+          Effect.map((rows): DueView => {
+            const due: Array<DueBatch> = []
+            for (const row of rows) {
+              if (row.batch_call_id === null) continue
+              const found = row as DueRow
+              due.push({
+                batchCallId: found.batch_call_id,
+                orgId: found.org_id,
+                fromNumber: found.from_number,
+                reservedConcurrency: found.reserved_concurrency,
+                window: windowOf(found),
+                status: found.status,
+                nextDispatchAt: found.next_dispatch_at
+              })
+            }
+            return { due, next: rows[0]?.next ?? undefined }
+          }),
           Effect.orDie,
-          Effect.withSpan("DispatchRepo.dueBatches")
+          Effect.withSpan("DispatchRepo.look")
         )
+
+      const dueBatches = (now: number, limit: number) => look(now, limit).pipe(Effect.map((view) => view.due))
 
       const postpone = (batches: ReadonlyArray<{ readonly batchCallId: string; readonly at: number }>) =>
         batches.length === 0 ? Effect.void : sql`
@@ -366,7 +401,9 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             yield* lockOrg(orgId)
             const [org] = yield* sql<{ concurrency_limit: number }>`
               SELECT concurrency_limit FROM orgs WHERE org_id = ${orgId}`
-            if (org === undefined) return { claimed: [], skipped: 0, completed: [], busy: false, more: false }
+            if (org === undefined) {
+              return { claimed: [], skipped: 0, completed: [], busy: false, more: false, rechecksAt: undefined }
+            }
             const limit = org.concurrency_limit
             const counts = yield* inFlightByBatch(orgId)
             let orgInFlight = 0
@@ -441,24 +478,34 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                 WHERE batch_call_id = ANY(${started}::text[]) AND status = 'scheduled'`
             }
             let completed: ReadonlyArray<string> = []
+            let rechecksAt: number | undefined
             if (exhausted.length > 0) {
               completed = yield* completeIfDoneStatement(exhausted)
               const resting = exhausted.filter((id) => !completed.includes(id))
               if (resting.length > 0) {
                 // nothing to claim until a task returns to pending (which wakes the batch) or the batch completes
+                rechecksAt = options.now + IDLE_RECHECK_MS
                 yield* sql`
                   UPDATE batch_calls SET next_dispatch_at = ${options.now + IDLE_RECHECK_MS}
                   WHERE batch_call_id = ANY(${resting}::text[]) AND next_dispatch_at <= ${options.now}`
               }
             }
             const more = capped.some((b) => freeSlots(limit, b.reservedConcurrency, orgInFlight) > 0)
-            return { claimed, skipped, completed, busy: false, more }
+            return { claimed, skipped, completed, busy: false, more, rechecksAt }
           })).pipe(
             // the org lock (or, rarely, a row lock after it) was not granted within ORG_LOCK_WAIT_MS: nothing was
             // claimed (the transaction rolled back); the caller looks again shortly
             Effect.catchIf(
               isLockTimeout,
-              () => Effect.succeed<ClaimResult>({ claimed: [], skipped: 0, completed: [], busy: true, more: false })
+              () =>
+                Effect.succeed<ClaimResult>({
+                  claimed: [],
+                  skipped: 0,
+                  completed: [],
+                  busy: true,
+                  more: false,
+                  rechecksAt: undefined
+                })
             )
           )
         },
@@ -546,20 +593,6 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           ? Effect.succeed([])
           : completeIfDoneStatement(batchCallIds).pipe(Effect.orDie, Effect.withSpan("DispatchRepo.completeIfDone"))
 
-      // Lease expiries are not wake times: the earliest lease across all orgs has no index to read it from (the
-      // dialling index leads with org_id), so it cost a scan of every task in flight on each idle pass; measured at
-      // ~4.5 ms a pass with 1,000 calls in flight, a tenth of PostgreSQL's time with two workers. The poll interval
-      // bounds how late an expired lease is taken up instead (lease + at most one poll; docs/decisions/0401).
-      const wakeTimes = (now: number) =>
-        sql<{ batch: number | null }>`
-          SELECT min(next_dispatch_at)::float8 AS batch FROM batch_calls
-          WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at > ${now}`
-          .pipe(
-            Effect.map((rows) => ({ batch: rows[0]?.batch ?? undefined })),
-            Effect.orDie,
-            Effect.withSpan("DispatchRepo.wakeTimes")
-          )
-
       return DispatchRepo.of({
         expireLeases,
         dueBatches,
@@ -570,7 +603,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         returnToPending,
         releaseToUnknown,
         completeIfDone,
-        wakeTimes
+        look
       })
     })
   )

@@ -150,7 +150,14 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const result = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)
-      assert.deepStrictEqual(result, { claimed: [], skipped: 0, completed: [], busy: true, more: false })
+      assert.deepStrictEqual(result, {
+        claimed: [],
+        skipped: 0,
+        completed: [],
+        busy: true,
+        more: false,
+        rechecksAt: undefined
+      })
       assert.strictEqual(yield* inFlight(orgId), 0)
       const [batch] = yield* sql<{ status: string }>`SELECT status FROM batch_calls WHERE org_id = ${orgId}`
       assert.strictEqual(batch!.status, "scheduled")
