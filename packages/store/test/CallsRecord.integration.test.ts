@@ -80,6 +80,47 @@ layer(Layers, { timeout: 60_000 })("CallsRepo.recordFinished", (it) => {
       assert.deepStrictEqual((yield* recordedOf(other.taskId)).calls, [`call_${other.taskId}_busy`])
     }))
 
+  it.effect("each call keeps its own analysis data and outcome, beside results without a call", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const calls = yield* CallsRepo
+      const [talked, refused, silent] = [yield* dialling, yield* dialling, yield* dialling]
+      const analysis = {
+        summary: `said "call me" at 5\\6, then {left}`,
+        interest: 4,
+        booked: false
+      }
+      const recorded = yield* calls.recordFinished([
+        finishedFromCall({ ...talked, orgId: ORG, fromNumber: "+14155550100" }, {
+          ...ended(talked.taskId, "answered"),
+          analysis
+        }),
+        {
+          ...refused,
+          orgId: ORG,
+          fromNumber: "+14155550100",
+          state: "failed",
+          reason: "rejected: number blocked",
+          call: undefined
+        },
+        finishedFromCall({ ...silent, orgId: ORG, fromNumber: "+14155550100" }, ended(silent.taskId, "no_answer"))
+      ], NOW)
+      assert.strictEqual(recorded.finished, 3)
+      const rows = yield* sql<{ task_id: string; outcome: string; analysis: unknown }>`
+        SELECT task_id::text AS task_id, outcome, analysis FROM calls
+        WHERE task_id = ANY(${[talked.taskId, refused.taskId, silent.taskId]}::text[]::int8[]) ORDER BY task_id`
+      assert.deepStrictEqual(rows, [
+        { task_id: talked.taskId, outcome: "answered", analysis },
+        { task_id: silent.taskId, outcome: "no_answer", analysis: {} }
+      ])
+      assert.deepStrictEqual(yield* recordedOf(refused.taskId), {
+        calls: [],
+        feed: 0,
+        state: "failed",
+        reason: "rejected: number blocked"
+      })
+    }))
+
   it.effect("a task already finished is not recorded again", () =>
     Effect.gen(function*() {
       const calls = yield* CallsRepo
