@@ -228,16 +228,23 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       // are not flushed inside a transaction) show how the claim read the table
       const scans = yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
-        const seqScans = sql<{ seq_scan: number; idx_scan: number }>`
-          SELECT seq_scan::int4 AS seq_scan, idx_scan::int4 AS idx_scan
+        const seqScans = sql<{ seq_scan: number; idx_scan: number; dnc_probes: number }>`
+          SELECT seq_scan::int4 AS seq_scan, idx_scan::int4 AS idx_scan,
+            pg_stat_get_xact_numscans('contacts_do_not_call'::regclass)::int4 AS dnc_probes
           FROM pg_stat_xact_user_tables WHERE relname = 'batch_call_tasks'`
         const [before] = yield* seqScans
         const claim = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 500 })
         assert.strictEqual(claim.claimed.length, 500)
         const [after] = yield* seqScans
-        return { seq: after!.seq_scan - before!.seq_scan, index: after!.idx_scan - before!.idx_scan }
+        return {
+          seq: after!.seq_scan - before!.seq_scan,
+          index: after!.idx_scan - before!.idx_scan,
+          doNotCallProbes: after!.dnc_probes - before!.dnc_probes
+        }
       }))
       assert.strictEqual(scans.seq, 0)
       assert.isAbove(scans.index, 0)
+      // the do-not-call check: one probe of its index per claimed task
+      assert.strictEqual(scans.doNotCallProbes, 500)
     }))
 })
