@@ -342,6 +342,10 @@ export class Dispatcher extends Context.Service<Dispatcher, {
 
       const recorder = Effect.gen(function*() {
         yield* hasResults.await
+        // the first result of a claim's dials wakes this fiber while the rest of them are still queued to run: let
+        // them run first, so the claim's results go in one statement (taken at once, the first made a record
+        // statement of one task, and a completion check, for every claim)
+        yield* Effect.yieldNow
         yield* recording.take(1)
         const batch = yield* takeResults
         if (batch.length === 0) return yield* recording.release(1)
