@@ -247,4 +247,36 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       // the do-not-call check: one probe of its index per claimed task
       assert.strictEqual(scans.doNotCallProbes, 500)
     }))
+
+  it.effect("checks batches for completion through its indexes under a generic plan", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* DispatchRepo
+      // two big batches still pending around the two checked, so the statistics expect pending tasks everywhere
+      const orgId = yield* seedBatches(1_000, [
+        { tasks: 8_000, reserved: 0 },
+        { tasks: 8_000, reserved: 0 },
+        { tasks: 2_000, reserved: 0 },
+        { tasks: 2_000, reserved: 0 }
+      ])
+      const ids = (yield* sql<{ batch_call_id: string }>`
+        SELECT batch_call_id FROM batch_calls WHERE org_id = ${orgId} ORDER BY total_task_count, batch_call_id`)
+        .map((r) => r.batch_call_id)
+      const [done, inFlight] = [ids[0]!, ids[1]!]
+      yield* sql`UPDATE batch_call_tasks SET state = 'completed' WHERE batch_call_id = ANY(${[done, inFlight]})`
+      yield* sql`
+        UPDATE batch_call_tasks SET state = 'dialling', lease_owner = 'w', lease_expires_at = ${NOW + 30_000}
+        WHERE batch_call_id = ${inFlight} AND task_index >= 1_990`
+      yield* sql`ANALYZE batch_call_tasks`
+      const result = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
+        const scans = sql<{ seq_scan: number }>`
+          SELECT seq_scan::int4 AS seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'batch_call_tasks'`
+        const [before] = yield* scans
+        const completed = yield* repo.completeIfDone([done, inFlight, ids[2]!])
+        const [after] = yield* scans
+        return { completed, seq: after!.seq_scan - before!.seq_scan }
+      }))
+      assert.deepStrictEqual(result, { completed: [done], seq: 0 })
+    }))
 })
