@@ -337,13 +337,18 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
       // where polling cost every worker a pass each time). The bound keeps one stalled transaction from stopping a
       // worker's passes over every other org: past it the statement fails with LockTimeoutError (`isLockTimeout`).
       // `set_config` runs in its own plan node (OFFSET 0), so before the lock is requested; it holds for this
-      // transaction only.
+      // transaction only. The org's concurrency limit comes back in the same round trip (undefined: no such org); it
+      // is read with the statement's snapshot, taken before the lock was granted, which is fine: claims do not
+      // change it.
       const lockOrg = (orgId: string) =>
-        sql`
-          SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))::text
-          FROM (SELECT set_config('lock_timeout', ${`${ORG_LOCK_WAIT_MS}ms`}, true) OFFSET 0) s`
+        sql<{ concurrency_limit: number | null }>`
+          SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))::text AS locked,
+            (SELECT concurrency_limit FROM orgs WHERE org_id = ${orgId}) AS concurrency_limit
+          FROM (SELECT set_config('lock_timeout', ${`${ORG_LOCK_WAIT_MS}ms`}, true) OFFSET 0) s`.pipe(
+          Effect.map((rows) => rows[0]?.concurrency_limit ?? undefined)
+        )
 
-      // The rows are taken once, by primary key, whatever the plan (\`= ANY(ARRAY(...))\`): the earlier form, a
+      // The rows are taken once, by primary key, whatever the plan (`= ANY(ARRAY(...))`): the earlier form, a
       // MATERIALIZED CTE joined back on task_id, was left to the planner, and the generic plan of this prepared
       // statement (which PostgreSQL may switch to after five runs) hash-joined it against a sequential scan of every
       // task of every batch (19 ms for 500 of 90,000 tasks, linear in the table;
@@ -413,13 +418,10 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             // Another worker holding the lock is claiming for this org right now: wait for it (lockOrg). The limit
             // is read with the lock (claims do not change it); the calls in flight after it, in a new statement
             // whose snapshot includes every claim committed before the lock was granted.
-            yield* lockOrg(orgId)
-            const [org] = yield* sql<{ concurrency_limit: number }>`
-              SELECT concurrency_limit FROM orgs WHERE org_id = ${orgId}`
-            if (org === undefined) {
+            const limit = yield* lockOrg(orgId)
+            if (limit === undefined) {
               return { claimed: [], skipped: 0, completed: [], busy: false, more: false, rechecksAt: undefined }
             }
-            const limit = org.concurrency_limit
             const counts = yield* inFlightByBatch(orgId)
             let orgInFlight = 0
             const inFlight = new Map<string, number>()
