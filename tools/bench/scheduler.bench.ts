@@ -455,8 +455,8 @@ const processCpuPerTask = (samples: ReadonlyArray<{ workers: number; postgres: n
 }
 // the verdict on two processes is the median of the per-round ratios: a round runs both back to back, so its ratio is
 // the least disturbed by the machine's drift (the medians of each side come from different moments)
-const processRatio = (ones: ReadonlyArray<number>, twos: ReadonlyArray<number>) =>
-  median(ones.map((ms, i) => ms / twos[i]!))
+const ratiosOf = (ones: ReadonlyArray<number>, twos: ReadonlyArray<number>) => ones.map((ms, i) => ms / twos[i]!)
+const processRatio = (ones: ReadonlyArray<number>, twos: ReadonlyArray<number>) => median(ratiosOf(ones, twos))
 const cpu = os.cpus()[0]?.model ?? "unknown CPU"
 const n = (x: number) => x.toLocaleString("en-US")
 const verdict = (ok: boolean) => ok ? "met" : "**missed**"
@@ -504,7 +504,7 @@ const report = [
 ]
 // each round ran both sides back to back: its ratio is the least disturbed by the machine's drift
 const roundRatios = (ones: ReadonlyArray<number>, twos: ReadonlyArray<number>) => {
-  const ratios = ones.map((ms, i) => ms / twos[i]!)
+  const ratios = ratiosOf(ones, twos)
   return `${ratios.map((r) => `${r.toFixed(2)}x`).join(", ")}; median ${median(ratios).toFixed(2)}x`
 }
 if (ours.length > 0) {

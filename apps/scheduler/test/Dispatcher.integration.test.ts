@@ -417,7 +417,7 @@ describe("Dispatcher", () => {
         const dialer = yield* Dialer
         // A worker claimed all three (lease until t0 + 30 s) and died: before dialling the first, after placing the
         // second (at t0, its line free at t0 + 20 s) and the third (at t0 + 20 s, free at t0 + 40 s).
-        const due = yield* repo.dueBatches(t0, 10)
+        const due = (yield* repo.look(t0, 10)).due
         const claim = yield* repo.claim(orgId, due.filter((b) => b.orgId === orgId), {
           owner: "dead-worker",
           now: t0,

@@ -183,6 +183,16 @@ const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest =
   return request
 }
 
+/** A claim that took nothing: the org is gone, or (`busy`) its lock stayed taken past ORG_LOCK_WAIT_MS. */
+const nothingClaimed = (busy: boolean): ClaimResult => ({
+  claimed: [],
+  skipped: 0,
+  completed: [],
+  busy,
+  more: false,
+  rechecksAt: undefined
+})
+
 /** A statement that waited longer than its `lock_timeout` (lockOrg's bound). */
 const isLockTimeout = (error: SqlError.SqlError) => error.cause._tag === "LockTimeoutError"
 
@@ -199,8 +209,6 @@ const isLockTimeout = (error: SqlError.SqlError) => error.cause._tag === "LockTi
 export class DispatchRepo extends Context.Service<DispatchRepo, {
   /** `dialling` tasks whose lease expired become `unknown`; returns how many. */
   readonly expireLeases: (now: number) => Effect.Effect<number>
-  /** Batches due at `now`, oldest first. */
-  readonly dueBatches: (now: number, limit: number) => Effect.Effect<ReadonlyArray<DueBatch>>
   /** Batches due at `now` (at most `limit`), and when the next waiting one becomes due; one statement. */
   readonly look: (now: number, limit: number) => Effect.Effect<DueView>
   /** Moves each batch's `next_dispatch_at` to the given time (its window's next opening). */
@@ -312,8 +320,6 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           Effect.withSpan("DispatchRepo.look")
         )
 
-      const dueBatches = (now: number, limit: number) => look(now, limit).pipe(Effect.map((view) => view.due))
-
       const postpone = (batches: ReadonlyArray<{ readonly batchCallId: string; readonly at: number }>) =>
         batches.length === 0 ? Effect.void : sql`
           UPDATE batch_calls b SET next_dispatch_at = u.at
@@ -419,9 +425,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             // is read with the lock (claims do not change it); the calls in flight after it, in a new statement
             // whose snapshot includes every claim committed before the lock was granted.
             const limit = yield* lockOrg(orgId)
-            if (limit === undefined) {
-              return { claimed: [], skipped: 0, completed: [], busy: false, more: false, rechecksAt: undefined }
-            }
+            if (limit === undefined) return nothingClaimed(false)
             const counts = yield* inFlightByBatch(orgId)
             let orgInFlight = 0
             const inFlight = new Map<string, number>()
@@ -514,15 +518,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             // claimed (the transaction rolled back); the caller looks again shortly
             Effect.catchIf(
               isLockTimeout,
-              () =>
-                Effect.succeed<ClaimResult>({
-                  claimed: [],
-                  skipped: 0,
-                  completed: [],
-                  busy: true,
-                  more: false,
-                  rechecksAt: undefined
-                })
+              () => Effect.succeed(nothingClaimed(true))
             )
           )
         },
@@ -612,7 +608,6 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
 
       return DispatchRepo.of({
         expireLeases,
-        dueBatches,
         postpone,
         claim,
         extendLeases,

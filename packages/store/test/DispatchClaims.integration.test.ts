@@ -75,7 +75,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
     Effect.gen(function*() {
       const orgId = yield* seedBatches(25, [{ tasks: 500, reserved: 3 }])
       const repo = yield* DispatchRepo
-      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
       // twelve workers claim at the same moment, each as if it alone saw free slots
       const results = yield* Effect.all(
         Array.from(
@@ -94,7 +94,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
     Effect.gen(function*() {
       const orgId = yield* seedBatches(3, [{ tasks: 5, reserved: 0 }])
       const repo = yield* DispatchRepo
-      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const result = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 5_000, maxPerBatch: 10 })
       assert.deepStrictEqual(result.claimed.map((t) => t.taskIndex), [0, 1, 2])
       assert.isTrue(result.claimed.every((t) => t.leaseExpiresAt === NOW + 5_000))
@@ -118,7 +118,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
     Effect.gen(function*() {
       const orgId = yield* seedBatches(4, [{ tasks: 10, reserved: 0 }])
       const repo = yield* DispatchRepo
-      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const holder = yield* Effect.forkChild(holdOrgLock(orgId, locked, release))
@@ -141,7 +141,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const orgId = yield* seedBatches(4, [{ tasks: 10, reserved: 0 }])
       const repo = yield* DispatchRepo
       const sql = yield* SqlClient.SqlClient
-      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const holder = yield* Effect.forkChild(holdOrgLock(orgId, locked, release))
@@ -174,7 +174,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const claimOf = (limit: number, maxPerBatch: number) =>
         Effect.gen(function*() {
           const orgId = yield* seedBatches(limit, [{ tasks: 30, reserved: 0 }])
-          const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+          const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
           return yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch })
         })
       // capped by the claim limit, 6 slots left: go round again
@@ -196,7 +196,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const orgId = yield* seedBatches(3, [{ tasks: 5, reserved: 0 }])
       const repo = yield* DispatchRepo
       const sql = yield* SqlClient.SqlClient
-      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const claim = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
       const ids = claim.claimed.map((t) => t.taskId)
       const states = sql<{ state: string }>`
@@ -222,7 +222,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       yield* seedBatches(1, [{ tasks: 8_000, reserved: 0 }, { tasks: 8_000, reserved: 0 }])
       const orgId = yield* seedBatches(1_000, [{ tasks: 8_000, reserved: 0 }])
       yield* sql`ANALYZE batch_call_tasks`
-      const due = (yield* repo.dueBatches(NOW, 100)).filter((b) => b.orgId === orgId)
+      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
       // the plan PostgreSQL may switch a prepared statement to after five runs; the connection's counters not yet
       // reported (pg_stat_xact_user_tables, which also hold its earlier transactions' until they are flushed, and
       // are not flushed inside a transaction) show how the claim read the table
