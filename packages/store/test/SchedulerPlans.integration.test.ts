@@ -146,6 +146,23 @@ layer(Layers, { timeout: 120_000 })("scheduler statements under a generic plan",
       assert.deepStrictEqual(after, { queued: 19_000, oldest: "1001001", called: 1_000, contacts: 20_500 })
     }))
 
+  it.effect("looks for due batches through the index of batches in progress, never scanning every batch", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* DispatchRepo
+      // 2,000 batches, all but four of them finished long ago (the table keeps them); two due, two waiting
+      const { ids, orgId } = yield* seed(2_000, 1)
+      yield* sql`UPDATE batch_calls SET status = 'completed' WHERE batch_call_id = ANY(${ids.slice(4)}::text[])`
+      yield* sql`UPDATE batch_calls SET next_dispatch_at = ${NOW + 60_000} WHERE batch_call_id = ${ids[2]!}`
+      yield* sql`UPDATE batch_calls SET next_dispatch_at = ${NOW + 5_000} WHERE batch_call_id = ${ids[3]!}`
+      yield* analyze
+      const { result, seq } = yield* generic(repo.look(NOW, 100))
+      const due = result.due.filter((b) => b.orgId === orgId).map((b) => b.batchCallId)
+      assert.deepStrictEqual(due.sort(), [ids[0]!, ids[1]!].sort())
+      assert.strictEqual(result.next, NOW + 5_000)
+      assert.strictEqual(seq.batch_calls, 0)
+    }))
+
   it.effect("expires leases through the index of calls in flight, not by scanning every task", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
