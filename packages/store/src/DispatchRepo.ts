@@ -7,9 +7,10 @@
  * Invariants:
  * - A task is `dialling` only with a lease (owner, expiry); the claim that sets it commits before the dial.
  * - Calls in flight of an org (tasks `dialling` or `unknown`: an `unknown` task may be a live call) change upward
- *   only inside the org's claim transaction, which holds the advisory lock `(ORG_LOCK, hashtext(org))` and counts
- *   them first; so concurrent workers can never start more than the limit allows (DispatchAllocation). A claim
- *   waits for the lock at most ORG_LOCK_WAIT_MS, then claims nothing (`busy`).
+ *   only inside the org's claim transaction (for one open batch, one statement: `scheduler_claim`, migration 0010),
+ *   which holds the advisory lock `(ORG_LOCK, hashtext(org))` and counts them after the lock is granted; so
+ *   concurrent workers can never start more than the limit allows (DispatchAllocation). A claim waits for the lock
+ *   at most ORG_LOCK_WAIT_MS, then claims nothing (`busy`).
  * - `dialling` -> `unknown` when the lease expired; `unknown` -> `pending` only after the dialer said no call was
  *   placed with the task's key, under the org's lock (so a batch that had run dry is woken in the same step).
  * - A batch leaves `scheduled`/`in_progress` only for `completed`, once none of its tasks is pending or in flight.
@@ -158,6 +159,12 @@ interface ClaimRow {
   readonly dynamic_variables: Record<string, string> | null
   readonly metadata: Record<string, Schema.Json> | null
   readonly custom_sip_headers: Record<string, string> | null
+}
+
+/** A row of `scheduler_claim` (migration 0010): a claimed task, or the summary (task columns NULL). */
+type ClaimFunctionRow = { readonly [K in keyof ClaimRow]: ClaimRow[K] | null } & {
+  readonly org_limit: number | null
+  readonly org_in_flight: number | null
 }
 
 const decodeWindow = Schema.decodeUnknownSync(CanonicalCallTimeWindow)
@@ -354,39 +361,6 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           Effect.map((rows) => rows[0]?.concurrency_limit ?? undefined)
         )
 
-      // The rows are taken once, by primary key, whatever the plan (`= ANY(ARRAY(...))`): the earlier form, a
-      // MATERIALIZED CTE joined back on task_id, was left to the planner, and the generic plan of this prepared
-      // statement (which PostgreSQL may switch to after five runs) hash-joined it against a sequential scan of every
-      // task of every batch (19 ms for 500 of 90,000 tasks, linear in the table;
-      // docs/patterns/sql-plans-under-changing-statistics.md). The do-not-call check runs once per row, in the
-      // row-valued subselect that sets the five columns (a test counts its index probes).
-      const claimFrom = (orgId: string, batch: DueBatch, n: number, owner: string, until: number) =>
-        sql<ClaimRow>`
-          UPDATE batch_call_tasks t SET (state, state_reason, lease_owner, lease_expires_at, attempts) = (
-            SELECT CASE WHEN x.dnc THEN 'skipped' ELSE 'dialling' END, CASE WHEN x.dnc THEN 'do_not_call' END,
-              CASE WHEN x.dnc THEN NULL ELSE ${owner} END, CASE WHEN x.dnc THEN NULL ELSE ${until}::int8 END,
-              t.attempts + CASE WHEN x.dnc THEN 0 ELSE 1 END
-            FROM (
-              -- issue 5: a number of a do_not_call contact is never dialled; checked at claim time, just before the
-              -- dial (partial index contacts_do_not_call)
-              SELECT EXISTS (
-                SELECT 1 FROM contacts k WHERE k.org_id = ${orgId} AND k.phone_number = t.to_number AND k.do_not_call
-              ) AS dnc
-              -- OFFSET 0 keeps this a subquery of its own: pulled up, its EXISTS was copied into each of the five
-              -- CASEs below and probed the index five times a row
-              OFFSET 0
-            ) x
-          )
-          WHERE t.task_id = ANY(ARRAY(
-            SELECT task_id FROM batch_call_tasks
-            WHERE batch_call_id = ${batch.batchCallId} AND state = 'pending'
-            ORDER BY task_index
-            LIMIT ${n}
-            FOR UPDATE SKIP LOCKED))
-          RETURNING t.task_id::text AS task_id, t.task_index, t.to_number, t.state, t.override_agent_id,
-            t.override_agent_version::float8 AS override_agent_version, t.override_agent_version_name,
-            t.agent_override, t.dynamic_variables, t.metadata, t.custom_sip_headers`
-
       // Calls in flight are checked first (CASE evaluates in order): while a batch runs they nearly always exist, and
       // the pending check would walk the index entries of every task already claimed. Each check is a scalar
       // subquery with LIMIT 1 over the columns of its partial index (pending in task order): as EXISTS, the planner
@@ -417,8 +391,93 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             END
           RETURNING b.batch_call_id`.pipe(Effect.map((rows) => rows.map((r) => r.batch_call_id)))
 
+      // A batch's claim in one statement (migration 0010 says why, and holds the SQL): the org's lock, its limit
+      // and calls in flight counted after the lock, then up to `max` of the batch's pending tasks in task order,
+      // within the batch's ceiling. The rows are taken by primary key whatever the plan, and the do-not-call check
+      // runs once per row (DispatchClaims.integration.test.ts counts both under a generic plan). The function
+      // returns the tasks, then a summary row (task_id NULL) with the limit and the calls in flight before the
+      // claim; undefined here: no such org.
+      const claimRows = (orgId: string, batch: DueBatch, max: number, owner: string, until: number) =>
+        sql<ClaimFunctionRow>`
+          SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, ${orgId}, ${`${ORG_LOCK_WAIT_MS}ms`},
+            ${batch.batchCallId}, ${batch.reservedConcurrency}::int4, ${max}::int4, ${owner}, ${until}::int8)`.pipe(
+          Effect.map((rows) => {
+            const summary = rows[rows.length - 1]
+            if (summary === undefined || summary.org_limit === null || summary.org_in_flight === null) return undefined
+            return {
+              rows: rows.slice(0, -1) as ReadonlyArray<ClaimRow>,
+              limit: summary.org_limit,
+              inFlight: summary.org_in_flight
+            }
+          })
+        )
+
+      /**
+       * Batches that ran dry (nothing pending left to claim) and did not complete (calls still in flight) rest until
+       * IDLE_RECHECK_MS from now, each only while no task of it is pending: a task the claim could not take (locked
+       * by another transaction) or one returned to `pending` since the claim keeps the batch due. Returns those that
+       * rest. Runs under the org's lock, like every return of a task to `pending` (returnToPending).
+       */
+      const rest = (batchCallIds: ReadonlyArray<string>, now: number) =>
+        sql<{ batch_call_id: string }>`
+          UPDATE batch_calls b SET next_dispatch_at = ${now + IDLE_RECHECK_MS}
+          WHERE b.batch_call_id = ANY(${batchCallIds}::text[]) AND b.next_dispatch_at <= ${now}
+            AND (
+              SELECT 1 FROM batch_call_tasks t
+              WHERE t.batch_call_id = b.batch_call_id AND t.state = 'pending'
+              ORDER BY t.task_index
+              LIMIT 1
+            ) IS NULL
+          RETURNING b.batch_call_id`
+
+      /** After a one-statement claim found its batch dry: complete it, or let it rest (`rest`), under the org's lock. */
+      const ranDry = (orgId: string, batchCallId: string, now: number) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* lockOrg(orgId)
+          const completed = yield* completeIfDoneStatement([batchCallId])
+          if (completed.length > 0) return { completed, rechecksAt: undefined }
+          const rested = yield* rest([batchCallId], now)
+          return { completed, rechecksAt: rested.length > 0 ? now + IDLE_RECHECK_MS : undefined }
+        }))
+
+      /** The claim of an org with one open batch: one statement, then rarely a second (the batch ran dry). */
+      const claimOne = (orgId: string, batch: DueBatch, options: ClaimOptions) =>
+        Effect.gen(function*() {
+          const until = options.now + options.leaseMs
+          const result = yield* claimRows(orgId, batch, options.maxPerBatch, options.owner, until)
+          if (result === undefined) return nothingClaimed(false)
+          const { inFlight, limit, rows } = result
+          const wanted = Math.min(options.maxPerBatch, freeSlots(limit, batch.reservedConcurrency, inFlight))
+          const claimed: Array<ClaimedTask> = []
+          let skipped = 0
+          for (const row of rows) {
+            if (row.state === "skipped") {
+              skipped++
+              continue
+            }
+            claimed.push({
+              taskId: row.task_id,
+              orgId,
+              batchCallId: batch.batchCallId,
+              taskIndex: row.task_index,
+              dueAt: batch.nextDispatchAt,
+              leaseExpiresAt: until,
+              request: toRequest(orgId, batch, row)
+            })
+          }
+          if (wanted > 0 && rows.length < wanted) {
+            // under the org's lock no other claim held this batch's pending rows: it has run dry
+            const dry = yield* ranDry(orgId, batch.batchCallId, options.now)
+            return { claimed, skipped, completed: dry.completed, busy: false, more: false, rechecksAt: dry.rechecksAt }
+          }
+          // it took all it asked for: claim again at once if slots are left (its skipped tasks took none)
+          const more = wanted > 0 && freeSlots(limit, batch.reservedConcurrency, inFlight + claimed.length) > 0
+          return { claimed, skipped, completed: [], busy: false, more, rechecksAt: undefined } satisfies ClaimResult
+        }).pipe(Effect.catchIf(isLockTimeout, () => Effect.succeed(nothingClaimed(true))))
+
       const claim = Effect.fn("DispatchRepo.claim")(
         function*(orgId: string, batches: ReadonlyArray<DueBatch>, options: ClaimOptions) {
+          if (batches.length === 1) return yield* claimOne(orgId, batches[0]!, options)
           const until = options.now + options.leaseMs
           return yield* sql.withTransaction(Effect.gen(function*() {
             // Another worker holding the lock is claiming for this org right now: wait for it (lockOrg). The limit
@@ -457,7 +516,9 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                 const batch = active.get(batchCallId)!
                 const budget = options.maxPerBatch - (claimedPerBatch.get(batchCallId) ?? 0)
                 const n = Math.min(wanted, budget)
-                const rows = n <= 0 ? [] : yield* claimFrom(orgId, batch, n, options.owner, until)
+                // the function counts again, under the lock this transaction holds: orgInFlight, which this
+                // transaction's own claims have kept up to date
+                const rows = n <= 0 ? [] : (yield* claimRows(orgId, batch, n, options.owner, until))?.rows ?? []
                 let dialled = 0
                 for (const row of rows) {
                   if (row.state === "skipped") {
@@ -490,25 +551,14 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
               }
               if (!progressed) break
             }
-            const started = [...claimedPerBatch.keys()].filter((id) =>
-              (claimedPerBatch.get(id) ?? 0) > 0 && batches.find((b) => b.batchCallId === id)?.status === "scheduled"
-            )
-            if (started.length > 0) {
-              yield* sql`
-                UPDATE batch_calls SET status = 'in_progress'
-                WHERE batch_call_id = ANY(${started}::text[]) AND status = 'scheduled'`
-            }
             let completed: ReadonlyArray<string> = []
             let rechecksAt: number | undefined
             if (exhausted.length > 0) {
               completed = yield* completeIfDoneStatement(exhausted)
               const resting = exhausted.filter((id) => !completed.includes(id))
-              if (resting.length > 0) {
-                // nothing to claim until a task returns to pending (which wakes the batch) or the batch completes
+              // nothing to claim until a task returns to pending (which wakes the batch) or the batch completes
+              if (resting.length > 0 && (yield* rest(resting, options.now)).length > 0) {
                 rechecksAt = options.now + IDLE_RECHECK_MS
-                yield* sql`
-                  UPDATE batch_calls SET next_dispatch_at = ${options.now + IDLE_RECHECK_MS}
-                  WHERE batch_call_id = ANY(${resting}::text[]) AND next_dispatch_at <= ${options.now}`
               }
             }
             const more = capped.some((b) => freeSlots(limit, b.reservedConcurrency, orgInFlight) > 0)

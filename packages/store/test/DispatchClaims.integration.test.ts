@@ -3,7 +3,7 @@ import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../src/BatchCallsRepo.ts"
-import { DispatchRepo, ORG_LOCK } from "../src/DispatchRepo.ts"
+import { DispatchRepo, IDLE_RECHECK_MS, ORG_LOCK } from "../src/DispatchRepo.ts"
 import * as TestDatabase from "../test-support/TestDatabase.ts"
 
 const Layers = Layer.mergeAll(BatchCallsRepo.layer, DispatchRepo.layer).pipe(
@@ -189,6 +189,44 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const bySlots = yield* claimOf(3, 10)
       assert.strictEqual(bySlots.claimed.length, 3)
       assert.isFalse(bySlots.more)
+    }))
+
+  it.effect("a batch that ran dry rests until its recheck, unless a task it could not take is still pending", () =>
+    Effect.gen(function*() {
+      const repo = yield* DispatchRepo
+      const sql = yield* SqlClient.SqlClient
+      const nextOf = (orgId: string) =>
+        sql<{ next: number }>`SELECT next_dispatch_at::float8 AS next FROM batch_calls WHERE org_id = ${orgId}`.pipe(
+          Effect.map((rows) => rows[0]!.next)
+        )
+      // all five claimed with slots to spare: dry, its calls in flight, so it rests until the recheck
+      const dry = yield* seedBatches(10, [{ tasks: 5, reserved: 0 }])
+      const dryDue = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === dry)
+      const rested = yield* repo.claim(dry, dryDue, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
+      assert.strictEqual(rested.claimed.length, 5)
+      assert.deepStrictEqual([rested.rechecksAt, rested.completed, rested.more], [NOW + IDLE_RECHECK_MS, [], false])
+      assert.strictEqual(yield* nextOf(dry), NOW + IDLE_RECHECK_MS)
+      // one pending task held by another transaction (row-locked): the claim takes the other four and finds the
+      // batch short, but it is not dry; it stays due
+      const held = yield* seedBatches(10, [{ tasks: 5, reserved: 0 }])
+      const heldDue = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === held)
+      const before = yield* nextOf(held)
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT 1 FROM batch_call_tasks WHERE org_id = ${held} AND task_index = 4 FOR UPDATE`
+        yield* Deferred.succeed(locked, undefined)
+        yield* Deferred.await(release)
+      })))
+      yield* Deferred.await(locked)
+      const short = yield* repo.claim(held, heldDue, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      assert.deepStrictEqual(short.claimed.map((t) => t.taskIndex), [0, 1, 2, 3])
+      assert.strictEqual(short.rechecksAt, undefined)
+      assert.strictEqual(yield* nextOf(held), before)
+      const rest = yield* repo.claim(held, heldDue, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
+      assert.deepStrictEqual(rest.claimed.map((t) => t.taskIndex), [4])
     }))
 
   it.effect("returning tasks to pending leaves an org whose lock stays taken for a later look", () =>
