@@ -176,27 +176,33 @@ export class CallsRepo extends Context.Service<CallsRepo, {
               ) AS r(task_id, state, reason, call_id, from_number, outcome, disconnection_reason, start_timestamp,
                 end_timestamp, duration_ms, agent_id, agent_version, contactable, analysis)
             ), done AS (
+              -- the results of the tasks this statement finishes, with the call's place in the calls table taken
+              -- here: both inserts read this CTE alone. Joined back to r by task id, they were at the planner's
+              -- mercy (a nested loop over two CTE scans is quadratic in the chunk: 25 ms for 500 calls)
               UPDATE batch_call_tasks t
               SET state = r.state, state_reason = r.reason, call_id = r.call_id, lease_owner = NULL,
                 lease_expires_at = NULL
               FROM r
               WHERE t.task_id = r.task_id AND t.state IN ('dialling', 'unknown')
-              RETURNING t.task_id, t.org_id, t.batch_call_id, t.to_number
+              RETURNING t.task_id, t.org_id, t.batch_call_id, t.to_number, r.call_id, r.from_number, r.agent_id,
+                r.agent_version, r.outcome, r.disconnection_reason, r.start_timestamp, r.end_timestamp,
+                r.duration_ms, r.analysis, r.contactable,
+                CASE WHEN r.call_id IS NOT NULL THEN nextval('calls_call_seq_seq'::regclass) END AS call_seq
             ), inserted AS (
-              INSERT INTO calls (org_id, call_id, task_id, batch_call_id, from_number, to_number, agent_id,
+              INSERT INTO calls (call_seq, org_id, call_id, task_id, batch_call_id, from_number, to_number, agent_id,
                 agent_version, outcome, disconnection_reason, start_timestamp, end_timestamp, duration_ms, analysis,
                 recorded_timestamp)
-              SELECT d.org_id, r.call_id, d.task_id, d.batch_call_id, r.from_number, d.to_number, r.agent_id,
-                r.agent_version, r.outcome, r.disconnection_reason, r.start_timestamp, r.end_timestamp, r.duration_ms,
-                r.analysis, ${now}
-              FROM done d JOIN r ON r.task_id = d.task_id
-              WHERE r.call_id IS NOT NULL
-              RETURNING call_seq, org_id, to_number, start_timestamp, task_id
+              OVERRIDING SYSTEM VALUE
+              SELECT d.call_seq, d.org_id, d.call_id, d.task_id, d.batch_call_id, d.from_number, d.to_number,
+                d.agent_id, d.agent_version, d.outcome, d.disconnection_reason, d.start_timestamp, d.end_timestamp,
+                d.duration_ms, d.analysis, ${now}
+              FROM done d
+              WHERE d.call_seq IS NOT NULL
             ), queued AS (
               INSERT INTO contact_feed (call_seq, org_id, to_number, start_timestamp)
-              SELECT i.call_seq, i.org_id, i.to_number, i.start_timestamp
-              FROM inserted i JOIN r ON r.task_id = i.task_id
-              WHERE r.contactable
+              SELECT d.call_seq, d.org_id, d.to_number, d.start_timestamp
+              FROM done d
+              WHERE d.call_seq IS NOT NULL AND d.contactable
             )
             SELECT batch_call_id, count(*)::int4 AS n FROM done GROUP BY batch_call_id`
           let finished = 0
