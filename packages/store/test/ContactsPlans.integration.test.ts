@@ -120,7 +120,7 @@ layer(TestDatabase.layer, { timeout: 300_000 })("contacts query plans on 140,000
 
   it.effect("the dispatcher's do-not-call check reads the org's do-not-call index, for a known org or a new one", () =>
     Effect.gen(function*() {
-      // the check of DispatchRepo.claim (claimFrom, CTE d) for a claimed set of numbers; without migration 0008
+      // the per-task check of DispatchRepo.claim (scheduler_claim, migration 0010); without migration 0008
       // PostgreSQL read all of the org's contacts through contacts_org_order for it
       const check = (orgId: string): ContactsQuery.SqlText => ({
         text: `SELECT c.n, EXISTS (

@@ -260,30 +260,47 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       yield* seedBatches(1, [{ tasks: 8_000, reserved: 0 }, { tasks: 8_000, reserved: 0 }])
       const orgId = yield* seedBatches(1_000, [{ tasks: 8_000, reserved: 0 }])
       yield* sql`ANALYZE batch_call_tasks`
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      // the org's one do-not-call contact, past the tasks this claim takes, so every claimed task is checked
+      yield* sql`
+        INSERT INTO contacts (org_id, contact_id, phone_number, do_not_call, created_timestamp,
+          user_modified_timestamp, search_text)
+        VALUES (${orgId}, 'dnc', '+12120007999', true, 0, 0, '+12120007999')`
+      // an org without do-not-call contacts beside it
+      const plainOrg = yield* seedBatches(1_000, [{ tasks: 1_000, reserved: 0 }])
+      const due = (yield* repo.look(NOW, 100)).due
       // the plan PostgreSQL may switch a prepared statement to after five runs; the connection's counters not yet
       // reported (pg_stat_xact_user_tables, which also hold its earlier transactions' until they are flushed, and
       // are not flushed inside a transaction) show how the claim read the table
-      const scans = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
-        const seqScans = sql<{ seq_scan: number; idx_scan: number; dnc_probes: number }>`
-          SELECT seq_scan::int4 AS seq_scan, idx_scan::int4 AS idx_scan,
-            pg_stat_get_xact_numscans('contacts_do_not_call'::regclass)::int4 AS dnc_probes
-          FROM pg_stat_xact_user_tables WHERE relname = 'batch_call_tasks'`
-        const [before] = yield* seqScans
-        const claim = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 500 })
-        assert.strictEqual(claim.claimed.length, 500)
-        const [after] = yield* seqScans
-        return {
-          seq: after!.seq_scan - before!.seq_scan,
-          index: after!.idx_scan - before!.idx_scan,
-          doNotCallProbes: after!.dnc_probes - before!.dnc_probes
-        }
-      }))
+      const scansOf = (org: string) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
+          const seqScans = sql<{ seq_scan: number; idx_scan: number; dnc_probes: number }>`
+            SELECT seq_scan::int4 AS seq_scan, idx_scan::int4 AS idx_scan,
+              pg_stat_get_xact_numscans('contacts_do_not_call'::regclass)::int4 AS dnc_probes
+            FROM pg_stat_xact_user_tables WHERE relname = 'batch_call_tasks'`
+          const [before] = yield* seqScans
+          const claim = yield* repo.claim(org, due.filter((b) => b.orgId === org), {
+            owner: "w",
+            now: NOW,
+            leaseMs: 30_000,
+            maxPerBatch: 500
+          })
+          assert.strictEqual(claim.claimed.length, 500)
+          const [after] = yield* seqScans
+          return {
+            seq: after!.seq_scan - before!.seq_scan,
+            index: after!.idx_scan - before!.idx_scan,
+            doNotCallProbes: after!.dnc_probes - before!.dnc_probes
+          }
+        }))
+      const scans = yield* scansOf(orgId)
       assert.strictEqual(scans.seq, 0)
       assert.isAbove(scans.index, 0)
-      // the do-not-call check: one probe of its index per claimed task
-      assert.strictEqual(scans.doNotCallProbes, 500)
+      // the do-not-call check: whether the org has any do-not-call contact, then one probe per claimed task
+      assert.strictEqual(scans.doNotCallProbes, 1 + 500)
+      // an org without any: the first probe says so, and no task is probed
+      const plain = yield* scansOf(plainOrg)
+      assert.deepStrictEqual([plain.seq, plain.doNotCallProbes], [0, 1])
     }))
 
   it.effect("checks batches for completion through its indexes under a generic plan", () =>

@@ -39,6 +39,7 @@ export default Effect.gen(function*() {
       v_limit int4;
       v_in_flight int4;
       v_n int4;
+      v_dnc boolean;
     BEGIN
       PERFORM set_config('lock_timeout', p_lock_wait, true);
       PERFORM pg_advisory_xact_lock(p_lock_key, hashtext(p_org));
@@ -54,16 +55,19 @@ export default Effect.gen(function*() {
       -- issue 5: the batch's calls never exceed concurrency_limit - reserved_concurrency - the org's other calls
       v_n := least(p_max, v_limit - p_reserved - v_in_flight);
       IF v_n > 0 THEN
-        -- the rows by primary key whatever the plan, the do-not-call check once per row (DispatchRepo.claimFrom)
+        -- most orgs have no do-not-call contact: then no task needs the per-row check (0.8 µs a task)
+        v_dnc := EXISTS (SELECT 1 FROM contacts k WHERE k.org_id = p_org AND k.do_not_call);
+        -- the rows by primary key whatever the plan, the do-not-call check once per row at most (OFFSET 0 keeps its
+        -- subquery from being pulled up and copied into each of the five CASEs)
         RETURN QUERY
           UPDATE batch_call_tasks t SET (state, state_reason, lease_owner, lease_expires_at, attempts) = (
             SELECT CASE WHEN x.dnc THEN 'skipped' ELSE 'dialling' END, CASE WHEN x.dnc THEN 'do_not_call' END,
               CASE WHEN x.dnc THEN NULL ELSE p_owner END, CASE WHEN x.dnc THEN NULL ELSE p_until END,
               t.attempts + CASE WHEN x.dnc THEN 0 ELSE 1 END
             FROM (
-              SELECT EXISTS (
+              SELECT CASE WHEN v_dnc THEN EXISTS (
                 SELECT 1 FROM contacts k WHERE k.org_id = p_org AND k.phone_number = t.to_number AND k.do_not_call
-              ) AS dnc
+              ) ELSE false END AS dnc
               OFFSET 0
             ) x
           )
