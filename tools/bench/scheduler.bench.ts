@@ -9,7 +9,7 @@
 //   3. from a window opening to the first dial, with the worker asleep until the opening: under 1 s.
 //   4. one vs two `svc-scheduler` processes on the same batch size: two are not slower.
 //
-//   node tools/bench/scheduler.bench.ts [--rounds=3] [--tasks=20000] [--process-tasks=20000] [--warm-ups=1]
+//   node tools/bench/scheduler.bench.ts [--rounds=3] [--tasks=20000] [--process-tasks=20000] [--warm-ups=8]
 //     [--big=100000] [--skip-window]
 //     [--dispatch-only | --processes-only]
 //
@@ -40,8 +40,11 @@ const taskCount = argument("tasks", 20_000)
 // process's per-batch costs weigh more than in a long one (docs/benchmarks.md)
 const processTaskCount = argument("process-tasks", taskCount)
 const bigCount = argument("big", 100_000)
-// full-size batches each set of worker processes runs before the measured one
-const warmUps = argument("warm-ups", 1)
+// full-size batches each set of worker processes runs before the measured one. Eight: a fresh Node process spends
+// more CPU per task until it has run about that many (JIT tiers, heap sizing); with two, two processes measured
+// 11 vs 17 µs of worker CPU a task and 0.84x the throughput, with eight 12-14 vs 12-13 µs and 1.03x-1.14x
+// (docs/benchmarks.md). A long-running deployment's workers are past it
+const warmUps = argument("warm-ups", 8)
 const skipWindow = process.argv.includes("--skip-window")
 // --dispatch-only: only measurement 1 (for quick comparisons while changing the dispatcher)
 const dispatchOnly = process.argv.includes("--dispatch-only")
@@ -317,6 +320,9 @@ const viaProcesses = async (count: number) => {
     while (await feedQueue() > 0) await new Promise((r) => setTimeout(r, 20))
   }
   const { batchCallId } = await seedBatch(processTaskCount)
+  // as before each dispatch round: a checkpoint due to the warm-ups' WAL does not land in the measured batch (seen:
+  // one round in eight at 0.3x-0.4x)
+  await checkpoint()
   const workersCpu = () => workers.reduce((sum, w) => sum + processCpu(w.pid), 0)
   const cpuBefore = { workers: workersCpu(), postgres: cpuNow().postgres }
   const created = performance.now()
