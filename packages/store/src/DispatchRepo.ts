@@ -588,11 +588,15 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
       const claimUnknown = (owner: string, now: number, recheckMs: number, limit: number) =>
         sql<{ task_id: string; org_id: string; batch_call_id: string; from_number: string; to_number: string }>`
           UPDATE batch_call_tasks t SET lease_owner = ${owner}, lease_expires_at = ${now + recheckMs}
-          -- the ids are taken (and locked) once, whatever the statistics say (CallsRepo's feed explains why)
+          -- the ids are taken (and locked) once, whatever the statistics say (CallsRepo's feed explains why), in the
+          -- order of the partial index that holds exactly the unknown tasks (batch_call_tasks_unknown, on org_id):
+          -- ordered by task_id, the planner walked the primary key looking for them whenever the statistics put a
+          -- few thousand among millions of tasks, which read every task when there were none (2-3 s a call, every
+          -- pass of every worker; a test reproduces those statistics)
           WHERE t.task_id = ANY(ARRAY(
               SELECT task_id FROM batch_call_tasks
               WHERE state = 'unknown' AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})
-              ORDER BY task_id
+              ORDER BY org_id
               LIMIT ${limit}
               FOR UPDATE SKIP LOCKED))
           -- each task's batch by primary key: joined (FROM batch_calls), the generic plan of this prepared statement
