@@ -319,8 +319,8 @@ const viaProcesses = async (count: number) => {
     while (await run(batchStatus(warmUp.batchCallId)) !== "completed") await new Promise((r) => setTimeout(r, 20))
     while (await feedQueue() > 0) await new Promise((r) => setTimeout(r, 20))
   }
-  // as before each dispatch round: a checkpoint due to the warm-ups' WAL does not land in the measured batch (seen:
-  // one round in eight at 0.3x-0.4x). Before the batch is created: the workers start on it at once
+  // as before each dispatch round: a checkpoint due to the warm-ups' WAL should not land in the measured batch.
+  // Before the batch is created: the workers start on it at once
   await checkpoint()
   const { batchCallId } = await seedBatch(processTaskCount)
   const workersCpu = () => workers.reduce((sum, w) => sum + processCpu(w.pid), 0)
