@@ -120,8 +120,8 @@ export class CallsRepo extends Context.Service<CallsRepo, {
       const recordFinished = Effect.fn("CallsRepo.recordFinished")(
         function*(given: ReadonlyArray<FinishedTask>, now: number) {
           if (given.length === 0) return { finished: 0, batchCallIds: [] }
-          // one result per task (the first): the insert joins the finished tasks back to these rows, so a task
-          // listed twice would get two calls
+          // one result per task, the first: with two input rows for one task, UPDATE ... FROM would apply either,
+          // unpredictably
           const tasks = uniqueByTask(given)
           const n = tasks.length
           const ids = new Array<string>(n)

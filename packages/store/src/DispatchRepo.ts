@@ -58,7 +58,6 @@ export interface DueBatch {
   readonly reservedConcurrency: number
   /** `undefined` = no call window: any time. */
   readonly window: CanonicalCallTimeWindow | undefined
-  readonly status: "scheduled" | "in_progress"
   readonly nextDispatchAt: number
 }
 
@@ -140,7 +139,6 @@ interface DueRow {
   readonly from_number: string
   readonly reserved_concurrency: number
   readonly call_time_window: unknown
-  readonly status: "scheduled" | "in_progress"
   readonly next_dispatch_at: number
 }
 
@@ -292,14 +290,14 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
       // bounds how late an expired lease is taken up instead (lease + at most one poll; docs/decisions/0401).
       const look = (now: number, limit: number) =>
         sql<LookRow>`
-          SELECT d.batch_call_id, d.org_id, d.from_number, d.reserved_concurrency, d.call_time_window, d.status,
+          SELECT d.batch_call_id, d.org_id, d.from_number, d.reserved_concurrency, d.call_time_window,
             d.next_dispatch_at, u.next
           FROM (
             SELECT min(next_dispatch_at)::float8 AS next FROM batch_calls
             WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at > ${now}
           ) u
           LEFT JOIN LATERAL (
-            SELECT batch_call_id, org_id, from_number, reserved_concurrency, call_time_window, status,
+            SELECT batch_call_id, org_id, from_number, reserved_concurrency, call_time_window,
               next_dispatch_at::float8 AS next_dispatch_at
             FROM batch_calls
             WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at <= ${now}
@@ -317,7 +315,6 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                 fromNumber: found.from_number,
                 reservedConcurrency: found.reserved_concurrency,
                 window: windowOf(found),
-                status: found.status,
                 nextDispatchAt: found.next_dispatch_at
               })
             }

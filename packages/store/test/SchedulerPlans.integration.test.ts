@@ -54,13 +54,11 @@ const generic = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       const before = yield* counters
       const result = yield* effect
       const after = yield* counters
-      const delta = (rows: typeof before, key: "seq_scan" | "idx_scan") =>
-        Object.fromEntries(TABLES.map((t) => [t, rows.find((r) => r.relname === t)?.[key] ?? 0])) as Scans
-      const [b, a] = [delta(before, "seq_scan"), delta(after, "seq_scan")]
-      const [bi, ai] = [delta(before, "idx_scan"), delta(after, "idx_scan")]
-      const seq = Object.fromEntries(TABLES.map((t) => [t, a[t] - b[t]])) as Scans
-      const index = Object.fromEntries(TABLES.map((t) => [t, ai[t] - bi[t]])) as Scans
-      return { result, seq, index }
+      const counted = (rows: typeof before, table: string, key: "seq_scan" | "idx_scan") =>
+        rows.find((r) => r.relname === table)?.[key] ?? 0
+      const made = (key: "seq_scan" | "idx_scan") =>
+        Object.fromEntries(TABLES.map((t) => [t, counted(after, t, key) - counted(before, t, key)])) as Scans
+      return { result, seq: made("seq_scan"), index: made("idx_scan") }
     }))
   })
 
