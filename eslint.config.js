@@ -60,7 +60,13 @@ export default tseslint.config(
     files: ["**/*.cjs"],
     languageOptions: {
       sourceType: "commonjs",
-      globals: { require: "readonly", __dirname: "readonly", process: "readonly" }
+      globals: {
+        require: "readonly",
+        __dirname: "readonly",
+        process: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly"
+      }
     },
     rules: { "@typescript-eslint/no-require-imports": "off", "no-console": "off" }
   }

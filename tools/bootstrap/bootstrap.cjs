@@ -147,16 +147,35 @@ function main() {
   ensureDependencies(env)
   env.PATH = `${path.join(root, "node_modules", ".bin")}${path.delimiter}${env.PATH}`
   const command = commandFor(script, args, binDir)
-  const child = spawn(command.cmd, command.args, { cwd: root, env, stdio: "inherit", detached: command.detached })
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  // The real process stops on its own if this one dies without forwarding (SIGKILL): it watches
+  // that we stay its parent (packages/runtime Main.ts, watchParent).
+  const childEnv = command.detached ? { ...env, SVC_SUPERVISOR_PID: String(process.pid) } : env
+  const child = spawn(command.cmd, command.args, {
+    cwd: root,
+    env: childEnv,
+    stdio: "inherit",
+    detached: command.detached
+  })
+  let forwarded = false
+  const forward = (signal) => {
     // A child in our own process group already got a terminal's signal; forward only to a
-    // detached one (or when the signal was sent to this process alone, which a group child shows).
-    process.on(signal, () => {
-      if (command.detached) child.kill(signal)
-    })
+    // detached one, and once: a terminal's Ctrl-C reaches us directly and again through npm.
+    if (!command.detached || forwarded) return
+    forwarded = true
+    child.kill(signal)
   }
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => forward(signal))
+  // A parent that dies without passing its signal on (a shell between npm and us; npm killed with
+  // SIGKILL) leaves us orphaned, and the server would run on with its port held (issue 16). Our
+  // parent changing is that signal.
+  const parent = process.ppid
+  const orphanWatch = setInterval(() => {
+    if (process.ppid !== parent) forward("SIGTERM")
+  }, 250)
+  orphanWatch.unref()
   child.on("error", (error) => fail(`${command.cmd} could not start: ${error.message}`))
   child.on("exit", (code, signal) => {
+    clearInterval(orphanWatch)
     process.exitCode = code ?? (signal ? 128 + (require("node:os").constants.signals[signal] || 0) : 1)
   })
 }

@@ -68,7 +68,7 @@ const sqlOn = <A>(dataDir: string, query: (sql: PgClient.PgClient) => Effect.Eff
   Effect.runPromise(
     Effect.scoped(Effect.gen(function*() {
       const server = yield* EmbeddedPostgres.start({ dataDir })
-      assert.isFalse(server.owned, "the test joins the server that npm start owns")
+      assert.isFalse(server.started, "the test joins the server that npm start runs")
       const client = yield* PgClient.makeClient({ url: server.url })
       return yield* query(client)
     })).pipe(Effect.provide(Layer.mergeAll(Reactivity.layer)))

@@ -4,4 +4,8 @@ import { Database } from "@svc/store"
 import { Layer } from "effect"
 import * as Scheduler from "./Scheduler.ts"
 
-Main.launch("svc-scheduler", Scheduler.layer.pipe(Layer.provide(Database.layer), Layer.provide(Logging.layer)))
+Main.launch(
+  "svc-scheduler",
+  Scheduler.layer.pipe(Layer.provideMerge(Database.layerSupervised), Layer.provide(Logging.layer)),
+  Database.supervisionFailed
+)

@@ -16,18 +16,24 @@ export const describeCause = (cause: Cause.Cause<unknown>): string => {
 }
 
 /**
- * Launches `layer` until the process is told to stop. Exit codes: 0 after SIGTERM (the graceful
- * stop an orchestrator asks for), 130 after SIGINT (Ctrl-C, the shell convention), 1 when start-up
- * or the program failed.
+ * Launches `layer` until the process is told to stop, or until `until` fails (a part the process
+ * cannot work without is gone for good: the embedded database that could not be restarted). Exit
+ * codes: 0 after SIGTERM (the graceful stop an orchestrator asks for), 130 after SIGINT (Ctrl-C, the
+ * shell convention), 1 when start-up, the program or `until` failed.
  *
  * @category constructors
  */
-export const launch = <E>(name: string, layer: Layer.Layer<never, E, never>): void => {
+export const launch = <E, ROut = never, E2 = never>(
+  name: string,
+  layer: Layer.Layer<ROut, E, never>,
+  until: Effect.Effect<never, E2, ROut> = Effect.never
+): void => {
   let stoppedBy: string | undefined
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => (stoppedBy ??= signal))
+  watchParent()
   let failed = false
   NodeRuntime.runMain(
-    Layer.launch(layer).pipe(
+    Effect.scoped(Effect.flatMap(Layer.build(layer), (context) => Effect.provideContext(until, context))).pipe(
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.sync(() => {
           process.stderr.write(`${name}: ${describeCause(cause)}\n`)
@@ -47,12 +53,30 @@ export const launch = <E>(name: string, layer: Layer.Layer<never, E, never>): vo
 }
 
 /**
+ * The bootstrap (tools/bootstrap) runs the real process in a process group of its own, so a signal
+ * sent to the bootstrap alone must be forwarded, and a bootstrap killed with SIGKILL can forward
+ * nothing. It names itself in `SVC_SUPERVISOR_PID`; when that process is no longer our parent we
+ * stop as if told to with SIGTERM, instead of running on orphaned with the port held (issue 16).
+ */
+const watchParent = () => {
+  const supervisor = Number(process.env["SVC_SUPERVISOR_PID"])
+  if (!Number.isInteger(supervisor) || supervisor <= 1 || process.ppid !== supervisor) return
+  const timer = setInterval(() => {
+    if (process.ppid === supervisor) return
+    clearInterval(timer)
+    process.kill(process.pid, "SIGTERM")
+  }, 250)
+  timer.unref()
+}
+
+/**
  * Runs a one-shot command (an admin subcommand, a CLI): exit 0 when it succeeds, otherwise one line
  * `<name>: <sentence>` on stderr and exit 1 (130 when interrupted by Ctrl-C).
  *
  * @category constructors
  */
-export const runCommand = <E>(name: string, program: Effect.Effect<unknown, E, never>): void =>
+export const runCommand = <E>(name: string, program: Effect.Effect<unknown, E, never>): void => {
+  watchParent()
   NodeRuntime.runMain(program, {
     disableErrorReporting: true,
     teardown: (exit, onExit) => {
@@ -62,3 +86,4 @@ export const runCommand = <E>(name: string, program: Effect.Effect<unknown, E, n
       return onExit(1)
     }
   })
+}

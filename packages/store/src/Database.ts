@@ -4,7 +4,7 @@
  * cannot be reached fails the layer with one clear sentence instead of a stack trace.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Config, Context, Deferred, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
 import * as Migrations from "./Migrations.ts"
@@ -85,25 +85,73 @@ export const layerFromUrl = (
 }
 
 /**
+ * How a long-running process learns that its database is gone for good: `failed` fails when the
+ * embedded server died and could not be restarted (EmbeddedPostgres.supervise gave up), and never
+ * otherwise. `Main.launch` races the program against it, so the process stops with one line instead
+ * of answering 503 forever. With `DATABASE_URL` the database is someone else's to restart: never.
+ *
+ * @category services
+ */
+export class DatabaseSupervision extends Context.Service<DatabaseSupervision, {
+  readonly failed: Effect.Effect<never, DatabaseError>
+}>()("@svc/store/DatabaseSupervision") {}
+
+/** Fails when the supervised embedded server is gone for good; for `Main.launch`'s `until`. */
+export const supervisionFailed: Effect.Effect<never, DatabaseError, DatabaseSupervision> = Effect.gen(function*() {
+  const supervision = yield* DatabaseSupervision
+  return yield* supervision.failed
+})
+
+const make = (supervise: boolean) =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const options = yield* config.pipe(
+        Effect.mapError((error) => new DatabaseError({ message: `invalid database configuration: ${error.message}` }))
+      )
+      if (Option.isSome(options.url)) {
+        return Layer.merge(
+          layerFromUrl(options.url.value, { maxConnections: options.maxConnections }),
+          Layer.succeed(DatabaseSupervision, DatabaseSupervision.of({ failed: Effect.never }))
+        )
+      }
+      const server = yield* EmbeddedPostgres.start({ dataDir: options.dataDir }).pipe(
+        Effect.mapError((error) => new DatabaseError({ message: `embedded PostgreSQL: ${error.message}` }))
+      )
+      yield* Effect.logInfo("embedded PostgreSQL ready").pipe(
+        Effect.annotateLogs({ port: server.port, dataDir: options.dataDir, started: server.started })
+      )
+      const gone = yield* Deferred.make<never, DatabaseError>()
+      if (supervise) {
+        // Forked in the layer's scope: interrupted before this process leaves the server's clients.
+        yield* Effect.forkScoped(
+          EmbeddedPostgres.supervise(server).pipe(
+            Effect.catch((error) => Deferred.fail(gone, new DatabaseError({ message: error.message })))
+          )
+        )
+      }
+      return Layer.merge(
+        layerFromUrl(server.url, { maxConnections: options.maxConnections }),
+        Layer.succeed(DatabaseSupervision, DatabaseSupervision.of({ failed: Deferred.await(gone) }))
+      )
+    })
+  )
+
+/**
  * The production wiring: configuration from the environment, the embedded server when no
- * `DATABASE_URL` is set.
+ * `DATABASE_URL` is set. For one-shot commands (admin): the server is joined or started, never
+ * restarted by this process.
  *
  * @category layers
  */
-export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseError> = Layer.unwrap(
-  Effect.gen(function*() {
-    const options = yield* config.pipe(
-      Effect.mapError((error) => new DatabaseError({ message: `invalid database configuration: ${error.message}` }))
-    )
-    if (Option.isSome(options.url)) {
-      return layerFromUrl(options.url.value, { maxConnections: options.maxConnections })
-    }
-    const server = yield* EmbeddedPostgres.start({ dataDir: options.dataDir }).pipe(
-      Effect.mapError((error) => new DatabaseError({ message: `embedded PostgreSQL: ${error.message}` }))
-    )
-    yield* Effect.logInfo("embedded PostgreSQL ready").pipe(
-      Effect.annotateLogs({ port: server.port, dataDir: options.dataDir, owned: server.owned })
-    )
-    return layerFromUrl(server.url, { maxConnections: options.maxConnections })
-  })
-)
+export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseError> = make(false)
+
+/**
+ * `layer` for long-running processes (server, scheduler, `npm start`): an embedded server whose
+ * postmaster dies is restarted on its port (issue 16), and `DatabaseSupervision` says when it could not be.
+ *
+ * @category layers
+ */
+export const layerSupervised: Layer.Layer<
+  PgClient.PgClient | SqlClient.SqlClient | DatabaseSupervision,
+  DatabaseError
+> = make(true)

@@ -3,31 +3,42 @@
  * real server binaries and `pg_trgm`), so `npm start` needs nothing installed.
  *
  * Invariants:
- * - One server per data directory. A second process on the same directory (an admin command while
- *   the server runs) connects to the running server instead of starting another; a process that
- *   finds a server whose starter died (killed with SIGKILL) adopts it and stops it on exit.
- * - The process that starts (or adopts) the server stops it when its scope closes, and also on
- *   process exit as a last resort, so Ctrl-C and SIGTERM leave no `postgres` process behind.
+ * - One server per data directory, shared by every process that uses it (an admin command while
+ *   `npm start` runs, a second worker). Each process records itself as a client
+ *   (`embedded/Clients.ts`); the server runs while any client is alive and the last one to leave
+ *   stops it. Whoever started it does not matter: an admin command that started the server exits
+ *   without stopping it under a running server process (issue 16). A client killed with SIGKILL
+ *   stops counting at once, so the server never outlives its last live client for longer than the
+ *   next start's look.
+ * - Every start, join, restart and stop decision is taken under the data dir's lock
+ *   (`embedded/StartLock.ts`).
+ * - A long-running client may `supervise` the server: when the postmaster dies unexpectedly it is
+ *   restarted on the same port (bounded attempts, each logged), so the pools of every client heal.
  * - PostgreSQL refuses to run as root: when this process is root, initdb and the server run as a
- *   dedicated system user (`svc-postgres`, created once).
+ *   dedicated system user (`svc-postgres`, created once), and a cluster whose data dir that user
+ *   cannot enter lives in a directory of its own (`embedded/ClusterHome.ts`).
  * - The server is detached from our process group (pg_ctl does this), so a terminal's Ctrl-C reaches
  *   only us and we shut down in order: HTTP first, then the database.
  *
- * Decision record: docs/decisions/0004-embedded-postgres-default.md
+ * Decision records: docs/decisions/0004-embedded-postgres-default.md,
+ * docs/decisions/0008-embedded-cluster-ownership.md
  */
-import { Effect, Redacted, Schema, type Scope } from "effect"
-import { spawnSync, type SpawnSyncReturns } from "node:child_process"
+import { Clock, Duration, Effect, Redacted, Schema, type Scope } from "effect"
+import { spawn, spawnSync } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as DatabaseAdmin from "./DatabaseAdmin.ts"
+import * as Clients from "./embedded/Clients.ts"
+import * as ClusterHome from "./embedded/ClusterHome.ts"
+import { isAlive, sleepSync } from "./embedded/Processes.ts"
+import * as StartLock from "./embedded/StartLock.ts"
 import * as SqlErrorMessage from "./SqlErrorMessage.ts"
 
 /**
- * The embedded server could not be prepared or started; the message says what to change.
+ * The embedded server could not be prepared, started or kept running; the message says what to change.
  *
  * @category errors
  */
@@ -37,7 +48,7 @@ export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresEr
 
 /** @category models */
 export interface Options {
-  /** Directory that holds the cluster (`<dataDir>/pg`), its credentials and its log. */
+  /** Directory that holds the credentials, the client records and (usually) the cluster. */
   readonly dataDir: string
   /** Database the application uses; created on first start. */
   readonly database?: string
@@ -51,8 +62,10 @@ export interface Server {
   /** URL of the `postgres` maintenance database (for CREATE DATABASE). */
   readonly adminUrl: Redacted.Redacted<string>
   readonly port: number
-  /** Whether this process started or adopted the server, and so stops it. */
-  readonly owned: boolean
+  /** Whether this process started the server (it joined a running one otherwise). Informational: the last client stops it. */
+  readonly started: boolean
+  /** The data dir, resolved. */
+  readonly dataDir: string
 }
 
 const PG_USER = "svc-postgres"
@@ -75,10 +88,7 @@ const binaries = (): Binaries => {
   return { initdb: path.join(dir, "initdb"), pg_ctl: path.join(dir, "pg_ctl") }
 }
 
-interface RunAs {
-  readonly uid?: number
-  readonly gid?: number
-}
+type RunAs = ClusterHome.RunAs
 
 const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0
 
@@ -109,45 +119,40 @@ const postgresIdentity = (): RunAs => {
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }
 }
 
-const run = (what: string, cmd: string, args: ReadonlyArray<string>, as: RunAs, timeoutMs = 120_000) => {
-  const result: SpawnSyncReturns<string> = spawnSync(cmd, args, {
+const ENV = () => ({ ...process.env, LC_ALL: "C", LANG: "C" })
+
+const failure = (what: string, status: number | null, stdout: string, stderr: string) =>
+  new Error(`${what} failed (exit ${status}): ${`${stderr}\n${stdout}`.trim().split("\n").slice(-5).join(" | ")}`)
+
+/** Runs a PostgreSQL tool synchronously: for init and for stops (exit handlers cannot wait). */
+const runSync = (what: string, cmd: string, args: ReadonlyArray<string>, as: RunAs, timeoutMs = 120_000) => {
+  const result = spawnSync(cmd, args, {
     ...as,
     encoding: "utf8",
     timeout: timeoutMs,
     // pg_ctl must not inherit our stdio: the server it forks would hold the terminal open.
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, LC_ALL: "C", LANG: "C" }
+    env: ENV()
   })
   if (result.error) throw new Error(`${what}: ${result.error.message}`)
-  if (result.status !== 0) {
-    const output = `${result.stderr}\n${result.stdout}`.trim().split("\n").slice(-5).join(" | ")
-    throw new Error(`${what} failed (exit ${result.status}): ${output}`)
-  }
+  if (result.status !== 0) throw failure(what, result.status, result.stdout, result.stderr)
   return result.stdout
 }
 
-/** Running, and not a zombie: a container's init may be slow to reap an exited postmaster. */
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return true
-  }
-}
-
-const readPid = (file: string): number | undefined => {
-  try {
-    const pid = Number(fs.readFileSync(file, "utf8").split("\n")[0]?.trim())
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined
-  } catch {
-    return undefined
-  }
-}
+/**
+ * Runs a PostgreSQL tool without blocking the event loop: a restart during an outage must not stop
+ * the HTTP server from answering 503 meanwhile.
+ */
+const runAsync = (what: string, cmd: string, args: ReadonlyArray<string>, as: RunAs, timeoutMs = 120_000) =>
+  new Promise<string>((resolve, reject) => {
+    const child = spawn(cmd, args, { ...as, stdio: ["ignore", "pipe", "pipe"], env: ENV(), timeout: timeoutMs })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.once("error", (error) => reject(new Error(`${what}: ${error.message}`)))
+    child.once("exit", (code) => code === 0 ? resolve(stdout) : reject(failure(what, code, stdout, stderr)))
+  })
 
 /** `postmaster.pid`: line 1 pid, line 4 port, line 8 status (`ready` once it accepts connections). */
 const runningServer = (pgdata: string): { pid: number; port: number } | undefined => {
@@ -162,6 +167,14 @@ const runningServer = (pgdata: string): { pid: number; port: number } | undefine
   if (!Number.isInteger(pid) || !isAlive(pid) || !Number.isInteger(port)) return undefined
   return { pid, port }
 }
+
+const portIsFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = net.createServer()
+    server.unref()
+    server.once("error", () => resolve(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
+  })
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -186,38 +199,6 @@ const accepts = (port: number) =>
   })
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/**
- * A directory created with mkdir is the lock (atomic on every filesystem); it holds the pid of its
- * holder so a lock left by a killed process is taken over.
- */
-const withStartLock = async <A>(dataDir: string, body: () => Promise<A>): Promise<A> => {
-  const lock = path.join(dataDir, "start.lock")
-  const deadline = Date.now() + 120_000
-  for (;;) {
-    try {
-      fs.mkdirSync(lock)
-      fs.writeFileSync(path.join(lock, "pid"), String(process.pid))
-      break
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
-      const holder = readPid(path.join(lock, "pid"))
-      if (holder !== undefined && !isAlive(holder)) {
-        fs.rmSync(lock, { recursive: true, force: true })
-        continue
-      }
-      if (Date.now() > deadline) {
-        throw new Error(`timed out waiting for ${lock} (held by pid ${holder})`, { cause: error })
-      }
-      await sleep(100)
-    }
-  }
-  try {
-    return await body()
-  } finally {
-    fs.rmSync(lock, { recursive: true, force: true })
-  }
-}
 
 interface Credentials {
   readonly user: string
@@ -248,32 +229,26 @@ const ensureWritable = (dataDir: string) => {
   }
 }
 
-const initCluster = (
-  bin: Binaries,
-  dataDir: string,
-  pgdata: string,
-  as: RunAs,
-  creds: Credentials,
-  options: Options
-) => {
-  fs.rmSync(pgdata, { recursive: true, force: true })
-  fs.mkdirSync(pgdata, { mode: 0o700 })
-  const pwfile = path.join(dataDir, `.pwfile-${process.pid}`)
+const initCluster = (bin: Binaries, home: ClusterHome.Home, as: RunAs, creds: Credentials, options: Options) => {
+  fs.rmSync(home.pgdata, { recursive: true, force: true })
+  fs.mkdirSync(home.pgdata, { mode: 0o700 })
+  // Beside the cluster, not in the data dir: the user running PostgreSQL may not reach the data dir.
+  const pwfile = path.join(home.dir, `.pwfile-${process.pid}`)
   fs.writeFileSync(pwfile, creds.password + "\n", { mode: 0o600 })
   try {
     if (as.uid !== undefined && as.gid !== undefined) {
-      fs.chownSync(pgdata, as.uid, as.gid)
+      fs.chownSync(home.pgdata, as.uid, as.gid)
       fs.chownSync(pwfile, as.uid, as.gid)
-      const reach = spawnSync("test", ["-w", pgdata], { ...as })
+      const reach = spawnSync("test", ["-w", home.pgdata], { ...as })
       if (reach.status !== 0) {
         throw new Error(
-          `SVC_DATA_DIR ${dataDir} is not reachable by the user ${PG_USER} that runs PostgreSQL (this process is root ` +
-            `and PostgreSQL refuses root); choose a directory whose parents others may enter, or set DATABASE_URL`
+          `the cluster directory ${home.pgdata} is not reachable by the user ${PG_USER} that runs PostgreSQL (this ` +
+            `process is root and PostgreSQL refuses root); set SVC_DATA_DIR elsewhere, or set DATABASE_URL`
         )
       }
     }
-    run("initdb", bin.initdb, [
-      `--pgdata=${pgdata}`,
+    runSync("initdb", bin.initdb, [
+      `--pgdata=${home.pgdata}`,
       `--username=${creds.user}`,
       `--pwfile=${pwfile}`,
       "--auth=scram-sha-256",
@@ -294,43 +269,70 @@ const initCluster = (
     ...options.settings
   }
   fs.appendFileSync(
-    path.join(pgdata, "postgresql.conf"),
+    path.join(home.pgdata, "postgresql.conf"),
     "\n# svc embedded defaults\n" + Object.entries(settings).map(([k, v]) => `${k} = ${v}`).join("\n") + "\n"
   )
 }
 
-const startCluster = async (bin: Binaries, dataDir: string, pgdata: string, as: RunAs) => {
-  const logFile = path.join(dataDir, "postgres.log")
+const logTail = (home: ClusterHome.Home, lines = 3) => {
+  try {
+    return fs.readFileSync(home.log, "utf8").trim().split("\n").slice(-lines).join(" | ")
+  } catch {
+    return ""
+  }
+}
+
+/**
+ * Starts the cluster on `port` when given (a restart: every client's URL names it), else on the
+ * port it last had when free, else on a free one. Returns the port.
+ */
+const startCluster = async (
+  bin: Binaries,
+  home: ClusterHome.Home,
+  as: RunAs,
+  port: { readonly required: number } | { readonly preferred: number | undefined }
+) => {
   if (as.uid !== undefined && as.gid !== undefined) {
-    fs.closeSync(fs.openSync(logFile, "a"))
-    fs.chownSync(logFile, as.uid, as.gid)
+    fs.closeSync(fs.openSync(home.log, "a"))
+    fs.chownSync(home.log, as.uid, as.gid)
   }
   // A port picked free can be taken before the server binds it; try a few.
   for (let attempt = 1;; attempt++) {
-    const port = await freePort()
+    const chosen = "required" in port
+      ? port.required
+      : attempt === 1 && port.preferred !== undefined && (await portIsFree(port.preferred))
+      ? port.preferred
+      : await freePort()
     try {
-      run("pg_ctl start", bin.pg_ctl, ["start", "-w", "-t", "60", "-D", pgdata, "-l", logFile, "-o", `-p ${port}`], as)
-      return port
+      await runAsync("pg_ctl start", bin.pg_ctl, [
+        "start",
+        "-w",
+        "-t",
+        "60",
+        "-D",
+        home.pgdata,
+        "-l",
+        home.log,
+        "-o",
+        `-p ${chosen}`
+      ], as)
+      return chosen
     } catch (error) {
       if (attempt >= 3) {
-        const tail = fs.existsSync(logFile)
-          ? fs.readFileSync(logFile, "utf8").trim().split("\n").slice(-3).join(" | ")
-          : ""
+        const tail = logTail(home)
         throw new Error(`${(error as Error).message}${tail ? ` (log: ${tail})` : ""}`, { cause: error })
       }
     }
   }
 }
 
-const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-
 const stopCluster = (pgdata: string, as: RunAs) => {
   const running = runningServer(pgdata)
   if (!running) return
   try {
-    run("pg_ctl stop", binaries().pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "60"], as)
+    runSync("pg_ctl stop", binaries().pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "60"], as)
   } catch {
-    // Fall back to the signal pg_ctl would send; the server is ours and must not outlive us.
+    // Fall back to the signal pg_ctl would send: no client is left, the server must not outlive them.
     if (isAlive(running.pid)) process.kill(running.pid, "SIGINT")
   }
   // pg_ctl returns once postmaster.pid is gone, which the postmaster removes just before it exits;
@@ -338,15 +340,112 @@ const stopCluster = (pgdata: string, as: RunAs) => {
   for (let waited = 0; waited < 30_000 && isAlive(running.pid); waited += 20) sleepSync(20)
 }
 
-/** Clusters this process started or adopted: a second start in the same process joins as a guest. */
-const ownedHere = new Set<string>()
-
 const urlFor = (creds: Credentials, port: number, database: string) =>
   `postgres://${encodeURIComponent(creds.user)}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/${database}`
 
+/** Waits for a live postmaster to accept connections (it may be recovering from a crash). */
+const awaitAccepting = async (pgdata: string, deadlineMs = 60_000) => {
+  const until = Date.now() + deadlineMs
+  for (;;) {
+    const running = runningServer(pgdata)
+    if (running === undefined) return undefined
+    if (await accepts(running.port)) return running
+    if (Date.now() > until) throw new Error(`PostgreSQL (pid ${running.pid}) did not accept connections in time`)
+    await sleep(100)
+  }
+}
+
+/** Open scopes per data dir in this process. */
+const scopesHere = new Map<string, number>()
+
+/** Closes one scope of this process; true when it was the last, and the process's record is gone. */
+const leaveHere = (dataDir: string): boolean => {
+  const left = (scopesHere.get(dataDir) ?? 1) - 1
+  if (left > 0) {
+    scopesHere.set(dataDir, left)
+    return false
+  }
+  scopesHere.delete(dataDir)
+  Clients.unregister(dataDir)
+  return true
+}
+
+interface Acquired extends Server {
+  readonly release: () => void
+  readonly home: ClusterHome.Home
+  readonly as: RunAs
+  readonly bin: Binaries
+}
+
+const acquire = async (options: Options): Promise<Acquired> => {
+  const dataDir = path.resolve(options.dataDir)
+  const database = options.database ?? "svc"
+  ensureWritable(dataDir)
+  const bin = binaries()
+  const as = postgresIdentity()
+  return StartLock.withLock(dataDir, async () => {
+    const home = ClusterHome.resolve(dataDir, as)
+    const creds = credentials(dataDir)
+    // One record per process; scopes of one process (a test's two clients) count here.
+    scopesHere.set(dataDir, (scopesHere.get(dataDir) ?? 0) + 1)
+    Clients.register(dataDir)
+    let started = false
+    let port: number
+    try {
+      const running = await awaitAccepting(home.pgdata)
+      if (running) {
+        port = running.port
+      } else {
+        if (!fs.existsSync(path.join(home.pgdata, "PG_VERSION"))) initCluster(bin, home, as, creds, options)
+        const recorded = ClusterHome.recordedPort(dataDir)
+        // Live clients of a server that died hold its port in their URLs: it must come back there.
+        const others = Clients.others(dataDir)
+        port = await startCluster(
+          bin,
+          home,
+          as,
+          others.length > 0 && recorded !== undefined ? { required: recorded } : { preferred: recorded }
+        )
+        started = true
+      }
+      ClusterHome.recordPort(dataDir, port)
+    } catch (error) {
+      leaveHere(dataDir)
+      throw error
+    }
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      process.removeListener("exit", release)
+      const done = StartLock.withLockSync(dataDir, () => {
+        if (leaveHere(dataDir) && Clients.others(dataDir).length === 0) stopCluster(home.pgdata, as)
+        return true
+      })
+      // The lock stayed taken (a starter hung): leave the server to the next start, which joins it
+      // and, as its last client, stops it.
+      if (done === undefined) leaveHere(dataDir)
+    }
+    // Last resort when the scope never closes (an uncaught defect, process.exit): everything here is
+    // synchronous, which is all an exit handler may do.
+    process.on("exit", release)
+    return {
+      url: Redacted.make(urlFor(creds, port, database)),
+      adminUrl: Redacted.make(urlFor(creds, port, "postgres")),
+      port,
+      started,
+      dataDir,
+      release,
+      home,
+      as,
+      bin
+    }
+  })
+}
+
 /**
- * Starts (or joins, or adopts) the embedded server for `options.dataDir`; the returned scope owns
- * the server when this process started or adopted it.
+ * Starts the embedded server for `options.dataDir`, or joins the one running there; the returned
+ * scope keeps this process a client, and the last client's scope to close stops the server.
  *
  * @category constructors
  */
@@ -365,67 +464,100 @@ export const start = (options: Options): Effect.Effect<Server, EmbeddedPostgresE
         )
       )
     ),
-    Effect.map(({ release: _, ...server }): Server => server)
+    Effect.map((acquired): Server => {
+      const { release: _, home, as, bin, ...server } = acquired
+      supervised.set(server, { home, as, bin })
+      return server
+    })
   )
 
-const acquire = async (options: Options): Promise<Server & { readonly release: () => void }> => {
-  const dataDir = path.resolve(options.dataDir)
-  const database = options.database ?? "svc"
-  ensureWritable(dataDir)
-  const bin = binaries()
-  const pgdata = path.join(dataDir, "pg")
-  const ownerFile = path.join(dataDir, "owner.pid")
-  return withStartLock(dataDir, async () => {
-    const as = postgresIdentity()
-    const creds = credentials(dataDir)
-    let owned = true
-    let port: number
-    const running = runningServer(pgdata)
-    if (running && (await accepts(running.port))) {
-      port = running.port
-      const owner = readPid(ownerFile)
-      // Join a server that this process or another live svc process owns; adopt one whose owner
-      // is gone.
-      owned = !ownedHere.has(pgdata) && !(owner !== undefined && owner !== process.pid && isAlive(owner))
-    } else {
-      if (!fs.existsSync(path.join(pgdata, "PG_VERSION"))) initCluster(bin, dataDir, pgdata, as, creds, options)
-      port = await startCluster(bin, dataDir, pgdata, as)
-    }
-    let released = false
-    const release = () => {
-      if (released) return
-      released = true
-      process.removeListener("exit", onExit)
-      if (!owned) return
-      ownedHere.delete(pgdata)
-      stopCluster(pgdata, as)
-      if (readPid(ownerFile) === process.pid) fs.rmSync(ownerFile, { force: true })
-    }
-    // Last resort when the scope never closes (an uncaught defect, process.exit): signal the
-    // postmaster synchronously, which is all an exit handler may do.
-    const onExit = () => {
-      const server = runningServer(pgdata)
-      if (owned && server) process.kill(server.pid, "SIGINT")
-    }
-    if (owned) {
-      ownedHere.add(pgdata)
-      fs.writeFileSync(ownerFile, String(process.pid))
-      process.on("exit", onExit)
-    }
-    return {
-      url: Redacted.make(urlFor(creds, port, database)),
-      adminUrl: Redacted.make(urlFor(creds, port, "postgres")),
-      port,
-      owned,
-      release
+const supervised = new WeakMap<Server, { home: ClusterHome.Home; as: RunAs; bin: Binaries }>()
+
+/** @category models */
+export interface SuperviseOptions {
+  /** How often the postmaster's liveness is checked. Default 1 s. */
+  readonly interval?: Duration.Input
+  /** Restart attempts after one death before giving up. Default 8 (about a minute and a half of backoff). */
+  readonly maxAttempts?: number
+  /** Wait after the first failed attempt; doubles per attempt up to 30 s. Default 1 s. */
+  readonly backoff?: Duration.Input
+}
+
+/**
+ * Watches the server `start` returned and restarts it on the same port when its postmaster dies
+ * without a client having stopped it (issue 16: "the process that owns the embedded cluster restarts
+ * it when it dies unexpectedly, bounded retries, logged"). Any live client may restart it; the lock
+ * makes the first one do it and the others find it running. Fails only after `maxAttempts`
+ * consecutive failed restarts of one death, with the reason and the log's last lines.
+ *
+ * @category constructors
+ */
+export const supervise = (
+  server: Server,
+  options: SuperviseOptions = {}
+): Effect.Effect<never, EmbeddedPostgresError> => {
+  const parts = supervised.get(server)
+  if (parts === undefined) return Effect.die(new Error("supervise needs a server returned by EmbeddedPostgres.start"))
+  const { home, as, bin } = parts
+  const interval = Duration.fromInputUnsafe(options.interval ?? Duration.seconds(1))
+  const maxAttempts = options.maxAttempts ?? 8
+  const backoff = Duration.toMillis(Duration.fromInputUnsafe(options.backoff ?? Duration.seconds(1)))
+  const restart = Effect.tryPromise({
+    try: () =>
+      StartLock.withLock(server.dataDir, async () => {
+        // Another client may have restarted it while we waited for the lock.
+        if (await awaitAccepting(home.pgdata)) return "found running" as const
+        await startCluster(bin, home, as, { required: server.port })
+        return "restarted" as const
+      }),
+    catch: (error) => new EmbeddedPostgresError({ message: error instanceof Error ? error.message : String(error) })
+  })
+  const recover = (diedAt: number) =>
+    Effect.gen(function*() {
+      yield* Effect.logError("embedded PostgreSQL stopped unexpectedly; restarting it").pipe(
+        Effect.annotateLogs({ port: server.port, log: home.log, lastLog: logTail(home, 2) })
+      )
+      for (let attempt = 1;; attempt++) {
+        const result = yield* Effect.result(restart)
+        if (result._tag === "Success") {
+          const now = yield* Clock.currentTimeMillis
+          return yield* Effect.logWarning(`embedded PostgreSQL ${result.success} again`).pipe(
+            Effect.annotateLogs({ attempt, downMs: now - diedAt, port: server.port })
+          )
+        }
+        if (attempt >= maxAttempts) {
+          return yield* new EmbeddedPostgresError({
+            message:
+              `embedded PostgreSQL stopped and did not restart after ${attempt} attempts: ${result.failure.message}` +
+              ` (log: ${home.log})`
+          })
+        }
+        const wait = Math.min(30_000, backoff * 2 ** (attempt - 1))
+        yield* Effect.logWarning("embedded PostgreSQL restart failed; retrying").pipe(
+          Effect.annotateLogs({ attempt, retryInMs: wait, reason: result.failure.message })
+        )
+        yield* Effect.sleep(Duration.millis(wait))
+      }
+    })
+  return Effect.gen(function*() {
+    for (;;) {
+      yield* Effect.sleep(interval)
+      if (runningServer(home.pgdata) === undefined) {
+        yield* recover(yield* Clock.currentTimeMillis)
+      }
     }
   })
 }
 
 /** Where the embedded cluster keeps its files; exported for tests and the operations docs. */
-export const layout = (dataDir: string) => ({
-  pgdata: path.join(path.resolve(dataDir), "pg"),
-  log: path.join(path.resolve(dataDir), "postgres.log"),
-  owner: path.join(path.resolve(dataDir), "owner.pid"),
-  tmp: os.tmpdir()
-})
+export const layout = (dataDir: string) => {
+  const resolved = path.resolve(dataDir)
+  const home = ClusterHome.current(resolved)
+  return {
+    pgdata: home.pgdata,
+    log: home.log,
+    /** The cluster's own directory when it lives outside the data dir (root, unreachable data dir). */
+    externalHome: home.external ? home.dir : undefined,
+    clients: path.join(resolved, "clients")
+  }
+}
