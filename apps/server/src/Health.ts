@@ -2,11 +2,16 @@
  * Liveness and readiness for orchestrators: `GET /healthz` answers 200 while the process serves
  * HTTP at all; `GET /readyz` answers 200 only when PostgreSQL answers a query within two seconds,
  * 503 otherwise (in the spec's error shape), so a load balancer stops sending traffic to a replica
- * that lost its database.
+ * that lost its database. A failed check of an outage tells DatabaseAvailability (one log line per
+ * outage, API requests answered 503 at once); other failures log one line without a stack, since
+ * probes repeat every few seconds.
  */
-import { Duration, Effect, Layer } from "effect"
+import { isUnavailable } from "@svc/store/DatabaseUnavailable.ts"
+import * as SqlErrorMessage from "@svc/store/SqlErrorMessage.ts"
+import { Cause, Duration, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
+import { DatabaseAvailability } from "./http/DatabaseAvailability.ts"
 
 const READY_TIMEOUT = Duration.seconds(2)
 
@@ -15,18 +20,24 @@ export const layer = Layer.unwrap(
   Effect.gen(function*() {
     // Captured once at start: the handlers then need nothing from the request's context.
     const sql = yield* SqlClient.SqlClient
+    const availability = yield* DatabaseAvailability
     const ready = sql`SELECT 1`.pipe(
       Effect.timeout(READY_TIMEOUT),
       Effect.as(HttpServerResponse.jsonUnsafe({ status: "ok" })),
-      Effect.catchCause((cause) =>
-        Effect.as(
-          Effect.logWarning("readiness check failed", cause),
+      Effect.catchCause((cause) => {
+        const error = Cause.squash(cause)
+        return Effect.as(
+          isUnavailable(error)
+            ? availability.report(error)
+            : Effect.logWarning("readiness check failed").pipe(
+              Effect.annotateLogs({ reason: SqlErrorMessage.describe(error) })
+            ),
           HttpServerResponse.jsonUnsafe(
             { status: "error", message: "database unavailable: it did not answer within 2 s" },
-            { status: 503 }
+            { status: 503, headers: { "retry-after": "2" } }
           )
         )
-      )
+      })
     )
     return Layer.mergeAll(
       HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" })),

@@ -21,6 +21,7 @@ import * as BatchTests from "./handlers/BatchTests.ts"
 import * as Contacts from "./handlers/Contacts.ts"
 import * as Health from "./Health.ts"
 import * as Authorization from "./http/Authorization.ts"
+import { DatabaseAvailability } from "./http/DatabaseAvailability.ts"
 import * as DeprecationHeaders from "./http/DeprecationHeaders.ts"
 import * as ErrorResponses from "./http/ErrorResponses.ts"
 import * as Observability from "./http/Observability.ts"
@@ -55,7 +56,8 @@ const Repositories = Layer.mergeAll(
   BatchCallsRepo.layer,
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
-  RateLimiter.layer.pipe(Layer.provide(RateLimitStore))
+  RateLimiter.layer.pipe(Layer.provide(RateLimitStore)),
+  DatabaseAvailability.layer
 )
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(

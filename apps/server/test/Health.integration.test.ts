@@ -7,11 +7,15 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Health from "../src/Health.ts"
+import { DatabaseAvailability } from "../src/http/DatabaseAvailability.ts"
 
 /** A fetch-style handler over the routes with `database` as their SqlClient: no socket. */
 const handlerWith = (database: Layer.Layer<Layer.Success<typeof TestDatabase.layer>, unknown>) =>
   HttpRouter.toWebHandler(
-    Health.layer.pipe(Layer.provide(database), Layer.provide(HttpServer.layerServices)),
+    Health.layer.pipe(
+      Layer.provide(Layer.provideMerge(DatabaseAvailability.layer, database)),
+      Layer.provide(HttpServer.layerServices)
+    ),
     { disableLogger: true }
   )
 

@@ -7,15 +7,19 @@
  *   and the rule, through the domain's decode-message formatter.
  * - Unknown path or method -> 404. An endpoint the deprecation schedule removed -> 404 naming its
  *   removal date and replacement (decided by the domain's engine as of now, from `Clock`).
+ * - The database unreachable (refused, dropped, restarting) -> 503 with `Retry-After`, logged once per
+ *   outage by DatabaseAvailability, which also answers later requests 503 at once until it returns.
  * - Anything else unexpected -> 500 with a generic message and the request id; the cause is logged,
  *   never sent (no SQL, no stack traces on the wire).
  */
 import * as DeprecationEndpoints from "@svc/domain/Deprecation/Endpoints.ts"
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
-import { Cause, Clock, Effect } from "effect"
+import { isUnavailable } from "@svc/store/DatabaseUnavailable.ts"
+import { Cause, Clock, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import * as crypto from "node:crypto"
+import { DatabaseAvailability } from "./DatabaseAvailability.ts"
 
 const body = (status: number, message: string) =>
   HttpServerResponse.jsonUnsafe({ status: "error", message }, { status })
@@ -51,31 +55,43 @@ export const toResponse = (cause: Cause.Cause<unknown>, method: string, path: st
       : undefined
     if (tag === "RouteNotFound") return body(404, notFoundMessage(method, path, yield* Clock.currentTimeMillis))
     if (tag === "RequestParseError") return body(400, "request body could not be read")
+    if (isUnavailable(error)) {
+      const availability = yield* DatabaseAvailability
+      yield* availability.report(error)
+      return availability.response()
+    }
     yield* Effect.logError("unexpected failure", cause).pipe(Effect.annotateLogs({ requestId }))
     return body(500, `unexpected server error; quote request id ${requestId} when reporting it`)
   })
 
 /** @category layers */
-export const layer = HttpRouter.middleware(
-  (httpEffect) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const given = request.headers["x-request-id"]
-      const requestId = given !== undefined && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID()
-      const path = request.url.split("?")[0] ?? request.url
-      const answered = yield* httpEffect.pipe(
-        Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : toResponse(cause, request.method, path, requestId)
-        ),
-        Effect.annotateLogs({ requestId })
-      )
-      // The framework answers a few refusals itself, outside the spec's statuses and shape.
-      const response = answered.status === 415
-        ? body(400, `Content-Type ${request.headers["content-type"] ?? ""} is not supported; send application/json`)
-        : answered.status === 413
-        ? body(400, "request body is larger than this server accepts (SVC_MAX_BODY_BYTES)")
-        : answered
-      return HttpServerResponse.setHeader(response, "x-request-id", requestId)
-    }),
-  { global: true }
-)
+export const layer = Layer.unwrap(Effect.gen(function*() {
+  const availability = yield* DatabaseAvailability
+  return HttpRouter.middleware(
+    (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const given = request.headers["x-request-id"]
+        const requestId = given !== undefined && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID()
+        const path = request.url.split("?")[0] ?? request.url
+        // During an outage, answer at once instead of queueing on a pool that cannot connect.
+        const answered = availability.refuses(path) ? availability.response() : yield* httpEffect.pipe(
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
+              ? Effect.failCause(cause)
+              : toResponse(cause, request.method, path, requestId)
+          ),
+          Effect.annotateLogs({ requestId }),
+          Effect.provideService(DatabaseAvailability, availability)
+        )
+        // The framework answers a few refusals itself, outside the spec's statuses and shape.
+        const response = answered.status === 415
+          ? body(400, `Content-Type ${request.headers["content-type"] ?? ""} is not supported; send application/json`)
+          : answered.status === 413
+          ? body(400, "request body is larger than this server accepts (SVC_MAX_BODY_BYTES)")
+          : answered
+        return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+      }),
+    { global: true }
+  )
+}))
