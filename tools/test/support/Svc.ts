@@ -30,22 +30,28 @@ export const tempDataDir = (prefix = "svc-fault-") => {
 
 export interface Running {
   readonly child: ChildProcess
+  /** stdout and stderr, interleaved. */
   readonly output: () => string
+  readonly stdout: () => string
   readonly exited: Promise<number | null>
 }
 
 /** `npm <args>` in `cwd` (default: this checkout), output collected. */
 export const npm = (args: ReadonlyArray<string>, env: Record<string, string>, cwd = root): Running => {
   let output = ""
+  let stdout = ""
   const child = spawn("npm", [...args], {
     cwd,
     env: { ...process.env, LOG_LEVEL: "Info", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
-  child.stdout?.on("data", (chunk) => (output += chunk))
+  child.stdout?.on("data", (chunk) => {
+    output += chunk
+    stdout += chunk
+  })
   child.stderr?.on("data", (chunk) => (output += chunk))
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-  return { child, output: () => output, exited }
+  return { child, output: () => output, stdout: () => stdout, exited }
 }
 
 /** GET `url` until it answers (any status), or fail after `deadlineMs`. */
@@ -136,9 +142,15 @@ export const eventually = async (check: () => boolean | Promise<boolean>, deadli
   return check()
 }
 
-/** Runs `npm run admin -- args` to completion: exit code and stdout+stderr. */
+/** Runs `npm run admin -- args` to completion: exit code, the JSON it printed on stdout, and all output. */
 export const admin = async (args: ReadonlyArray<string>, env: Record<string, string>, cwd = root) => {
   const run = npm(["run", "--silent", "admin", "--", ...args], env, cwd)
   const code = await run.exited
-  return { code, output: run.output() }
+  let json: Record<string, unknown> = {}
+  try {
+    json = JSON.parse(run.stdout().trim().split("\n").at(-1) ?? "")
+  } catch {
+    // not JSON: the test shows `output`
+  }
+  return { code, json, output: run.output() }
 }
