@@ -5,7 +5,18 @@ import { assert, describe, it } from "@effect/vitest"
 import { EmbeddedPostgres } from "@svc/store"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { admin, alive, eventually, freePort, npm, postmasterOf, sleep, tempDataDir, tree, waitFor } from "./support/Svc.ts"
+import {
+  admin,
+  alive,
+  eventually,
+  freePort,
+  npm,
+  postmasterOf,
+  sleep,
+  tempDataDir,
+  tree,
+  waitFor
+} from "./support/Svc.ts"
 
 const stopAll = (pid: number | undefined) => {
   if (pid === undefined) return
@@ -68,10 +79,24 @@ describe("one embedded cluster, many processes", () => {
       const file = path.join(dataDir, "contacts.jsonl")
       const lines: Array<string> = []
       for (let i = 0; i < 20_000; i++) {
-        lines.push(JSON.stringify({ phone_number: `+1415${String(1_000_000 + i).padStart(7, "0")}`, first_name: `C${i}` }))
+        lines.push(
+          JSON.stringify({ phone_number: `+1415${String(1_000_000 + i).padStart(7, "0")}`, first_name: `C${i}` })
+        )
       }
       fs.writeFileSync(file, lines.join("\n") + "\n")
-      const importing = npm(["run", "--silent", "admin", "--", "import", "--org", orgId, "--kind", "contacts", "--file", file], env)
+      const importing = npm([
+        "run",
+        "--silent",
+        "admin",
+        "--",
+        "import",
+        "--org",
+        orgId,
+        "--kind",
+        "contacts",
+        "--file",
+        file
+      ], env)
       // Stop the server once the import has joined the database (it is one of the cluster's clients).
       const clients = EmbeddedPostgres.layout(dataDir).clients
       assert.isTrue(
