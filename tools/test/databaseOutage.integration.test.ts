@@ -79,7 +79,7 @@ describe("a database outage under load", () => {
       // Load: four clients calling list-contacts back to back, recording every status.
       const statuses = new Map<number, number>()
       let firstOkAfterKill: number | undefined
-      let killedAt: number | undefined
+      const outage: { killedAt?: number } = {}
       let loading = true
       const loaders = Array.from({ length: 4 }, async () => {
         while (loading) {
@@ -88,7 +88,7 @@ describe("a database outage under load", () => {
             await response.arrayBuffer()
             statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
             if (response.status === 503) assert.strictEqual(response.headers.get("retry-after"), "2")
-            if (response.status === 200 && killedAt !== undefined && firstOkAfterKill === undefined) {
+            if (response.status === 200 && outage.killedAt !== undefined && firstOkAfterKill === undefined) {
               if (statuses.get(503)) firstOkAfterKill = Date.now()
             }
           } catch {
@@ -100,7 +100,7 @@ describe("a database outage under load", () => {
       // Kill PostgreSQL mid-batch.
       while ((await finished()) < TASKS / 4) await sleep(50)
       const pg = postmasterOf(EmbeddedPostgres.layout(dataDir).pgdata)!
-      killedAt = Date.now()
+      outage.killedAt = Date.now()
       process.kill(pg, "SIGKILL")
 
       const deadline = Date.now() + 120_000
@@ -111,7 +111,7 @@ describe("a database outage under load", () => {
       const output = svc.output()
       const left = await finished()
       assert.isDefined(firstOkAfterKill, `service resumed:\n${output.slice(-3000)}`)
-      assert.isAtMost(firstOkAfterKill! - killedAt, 30_000, "recovered within 30 s")
+      assert.isAtMost(firstOkAfterKill! - outage.killedAt, 30_000, "recovered within 30 s")
       assert.isAbove(statuses.get(503) ?? 0, 0, "the outage was answered 503")
       assert.strictEqual(statuses.get(500) ?? 0, 0, `no 500s: ${JSON.stringify([...statuses])}`)
       assert.strictEqual(statuses.get(0) ?? 0, 0, "no connection refused: the HTTP server stayed up")
