@@ -16,7 +16,7 @@
  * Decision record: docs/decisions/0009-database-outages.md
  */
 import * as SqlErrorMessage from "@svc/store/SqlErrorMessage.ts"
-import { Clock, Config, Context, Duration, Effect, Fiber, Layer } from "effect"
+import { Clock, Config, Context, Duration, Effect, type Fiber, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
 

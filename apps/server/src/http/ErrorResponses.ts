@@ -5,8 +5,11 @@
  *
  * - Request decoding failures (malformed JSON, wrong types, rule violations) -> 400 naming the field
  *   and the rule, through the domain's decode-message formatter.
+ * - A path parameter or query value that is not valid UTF-8, holds a control character or is too
+ *   long -> 400 naming it (RequestTarget), before routing.
  * - Unknown path or method -> 404. An endpoint the deprecation schedule removed -> 404 naming its
- *   removal date and replacement (decided by the domain's engine as of now, from `Clock`).
+ *   removal date and replacement; one it deprecated (or will) that svc does not serve -> 404 saying
+ *   so with its date and replacement (decided by the domain's engine as of now, from `Clock`).
  * - The database unreachable (refused, dropped, restarting) -> 503 with `Retry-After`, logged once per
  *   outage by DatabaseAvailability, which also answers later requests 503 at once until it returns.
  * - Anything else unexpected -> 500 with a generic message and the request id; the cause is logged,
@@ -20,6 +23,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import * as crypto from "node:crypto"
 import { DatabaseAvailability } from "./DatabaseAvailability.ts"
+import * as RequestTarget from "./RequestTarget.ts"
 
 const body = (status: number, message: string) =>
   HttpServerResponse.jsonUnsafe({ status: "error", message }, { status })
@@ -32,6 +36,9 @@ export const notFoundMessage = (method: string, path: string, at: number): strin
   if (finding !== undefined && finding.status === "removed") {
     return `${method} ${path} was removed on ${finding.removedOn ?? finding.date}; use ${finding.replacement}`
   }
+  // Scheduled but not (yet) removed, and not served by svc: say what the schedule says of it rather
+  // than a bare "no endpoint" (issue 16, item 9).
+  if (finding !== undefined) return `${method} ${path} is not served by this API; ${finding.message}`
   return `no endpoint ${method} ${path}; see /openapi.json for the API`
 }
 
@@ -74,16 +81,21 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         const given = request.headers["x-request-id"]
         const requestId = given !== undefined && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID()
         const path = request.url.split("?")[0] ?? request.url
+        const badTarget = RequestTarget.check(request.url)
         // During an outage, answer at once instead of queueing on a pool that cannot connect.
-        const answered = availability.refuses(path) ? availability.response() : yield* httpEffect.pipe(
-          Effect.catchCause((cause) =>
-            Cause.hasInterruptsOnly(cause)
-              ? Effect.failCause(cause)
-              : toResponse(cause, request.method, path, requestId)
-          ),
-          Effect.annotateLogs({ requestId }),
-          Effect.provideService(DatabaseAvailability, availability)
-        )
+        const answered = badTarget !== undefined
+          ? body(400, badTarget)
+          : availability.refuses(path)
+          ? availability.response()
+          : yield* httpEffect.pipe(
+            Effect.catchCause((cause) =>
+              Cause.hasInterruptsOnly(cause)
+                ? Effect.failCause(cause)
+                : toResponse(cause, request.method, path, requestId)
+            ),
+            Effect.annotateLogs({ requestId }),
+            Effect.provideService(DatabaseAvailability, availability)
+          )
         // The framework answers a few refusals itself, outside the spec's statuses and shape.
         const response = answered.status === 415
           ? body(400, `Content-Type ${request.headers["content-type"] ?? ""} is not supported; send application/json`)
