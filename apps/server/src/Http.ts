@@ -11,8 +11,7 @@ import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/CursorKeys.ts"
-import { ByteSize, Config, Effect, Layer, Option } from "effect"
-import { HttpIncomingMessage, HttpRouter } from "effect/http"
+import { Config, Effect, Layer, Option } from "effect"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { RateLimiter } from "effect/persistence"
 import * as Backfill from "./handlers/Backfill.ts"
@@ -21,21 +20,11 @@ import * as BatchTests from "./handlers/BatchTests.ts"
 import * as Contacts from "./handlers/Contacts.ts"
 import * as Health from "./Health.ts"
 import * as Authorization from "./http/Authorization.ts"
+import * as BodyLimits from "./http/BodyLimits.ts"
 import { DatabaseAvailability } from "./http/DatabaseAvailability.ts"
 import * as DeprecationHeaders from "./http/DeprecationHeaders.ts"
 import * as ErrorResponses from "./http/ErrorResponses.ts"
 import * as Observability from "./http/Observability.ts"
-
-/** Largest request body accepted (bytes); larger is a 400. Default fits 100,000 tasks with overrides. */
-export const MaxBodyBytes = Config.withDefault(Config.Int("SVC_MAX_BODY_BYTES"), 256 * 1024 * 1024)
-
-const bodyLimit = Layer.unwrap(
-  Effect.map(MaxBodyBytes, (bytes) =>
-    HttpRouter.middleware(
-      (httpEffect) => Effect.provideService(httpEffect, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(bytes)),
-      { global: true }
-    ))
-)
 
 /**
  * Where rate-limit counters live: this process's memory by default; Redis when `REDIS_URL` is set,
@@ -73,5 +62,5 @@ export const routes = Layer.mergeAll(
   Observability.layer,
   ErrorResponses.layer,
   DeprecationHeaders.layer,
-  bodyLimit
+  BodyLimits.layer
 ).pipe(Layer.provide(Repositories))

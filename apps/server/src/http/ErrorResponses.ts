@@ -22,6 +22,7 @@ import { Cause, Clock, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import * as crypto from "node:crypto"
+import * as BodyLimits from "./BodyLimits.ts"
 import { DatabaseAvailability } from "./DatabaseAvailability.ts"
 import * as RequestTarget from "./RequestTarget.ts"
 
@@ -43,7 +44,13 @@ export const notFoundMessage = (method: string, path: string, at: number): strin
 }
 
 /** The response for a failure that escaped the handlers. */
-export const toResponse = (cause: Cause.Cause<unknown>, method: string, path: string, requestId: string) =>
+export const toResponse = (
+  cause: Cause.Cause<unknown>,
+  method: string,
+  path: string,
+  requestId: string,
+  limits: BodyLimits.Limits
+) =>
   Effect.gen(function*() {
     const error = Cause.squash(cause)
     // A response that does not match its own schema is our bug: a 500, logged below.
@@ -53,7 +60,7 @@ export const toResponse = (cause: Cause.Cause<unknown>, method: string, path: st
       return body(400, formatDecodeError(error.cause, { root }))
     }
     if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
-      return body(400, "request body is larger than this server accepts (SVC_MAX_BODY_BYTES)")
+      return body(400, BodyLimits.tooLarge(path, limits))
     }
     // The router's own failures arrive as HttpServerError with a reason (RouteNotFound, ...).
     const tag = typeof error === "object" && error !== null && "reason" in error &&
@@ -61,7 +68,14 @@ export const toResponse = (cause: Cause.Cause<unknown>, method: string, path: st
       ? error.reason._tag
       : undefined
     if (tag === "RouteNotFound") return body(404, notFoundMessage(method, path, yield* Clock.currentTimeMillis))
-    if (tag === "RequestParseError") return body(400, "request body could not be read")
+    if (tag === "RequestParseError") {
+      // Both adapters (Node's server and the web handler) say why: a body over the limit is "BodyTooLarge".
+      const parse = (error as { readonly reason: { readonly reason?: unknown } }).reason
+      return body(
+        400,
+        parse.reason === "BodyTooLarge" ? BodyLimits.tooLarge(path, limits) : "request body could not be read"
+      )
+    }
     if (isUnavailable(error)) {
       const availability = yield* DatabaseAvailability
       yield* availability.report(error)
@@ -74,6 +88,7 @@ export const toResponse = (cause: Cause.Cause<unknown>, method: string, path: st
 /** @category layers */
 export const layer = Layer.unwrap(Effect.gen(function*() {
   const availability = yield* DatabaseAvailability
+  const limits = yield* BodyLimits.config
   return HttpRouter.middleware(
     (httpEffect) =>
       Effect.gen(function*() {
@@ -91,7 +106,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
             Effect.catchCause((cause) =>
               Cause.hasInterruptsOnly(cause)
                 ? Effect.failCause(cause)
-                : toResponse(cause, request.method, path, requestId)
+                : toResponse(cause, request.method, path, requestId, limits)
             ),
             Effect.annotateLogs({ requestId }),
             Effect.provideService(DatabaseAvailability, availability)
@@ -100,7 +115,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         const response = answered.status === 415
           ? body(400, `Content-Type ${request.headers["content-type"] ?? ""} is not supported; send application/json`)
           : answered.status === 413
-          ? body(400, "request body is larger than this server accepts (SVC_MAX_BODY_BYTES)")
+          ? body(400, BodyLimits.tooLarge(path, limits))
           : answered
         return HttpServerResponse.setHeader(response, "x-request-id", requestId)
       }),
