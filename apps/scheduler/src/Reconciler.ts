@@ -6,14 +6,19 @@
  * - ended: the call is recorded as if its worker had reported it (outcome, analysis data, contact);
  * - ongoing: the task stays `unknown`, counted as a call in flight, and is looked at again after the recheck time;
  * - never placed: the task returns to `pending` and its batch is woken, so it is dialled once, normally;
- * - the dialer cannot tell: nothing changes, the task is looked at again after the recheck time.
+ * - the dialer cannot tell (fails, or gives no answer within LOOKUP_TIMEOUT_MS): nothing changes, the task is
+ *   looked at again after the recheck time. A lookup that never answers must not hold up the worker's pass, whose
+ *   other work (claims, lease expiry) would stop with it (issue 16, item 10).
  */
 import { Dialer } from "@svc/domain/ports/Dialer.ts"
 import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
-import { Effect, Exit, Option } from "effect"
+import { Duration, Effect, Exit, Option } from "effect"
 import type { SchedulerSettings } from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
+
+/** A lookup that has not answered after this long counts as unanswered (the carrier cannot tell). */
+export const LOOKUP_TIMEOUT_MS = 10_000
 
 /** @category models */
 export interface ReconcileReport {
@@ -39,7 +44,11 @@ export const reconcileOnce = Effect.fn("Reconciler.reconcileOnce")(
     const notPlaced: Array<string> = []
     let ongoing = 0
     let unanswered = 0
-    const looks = yield* Effect.forEach(tasks, (task) => Effect.exit(dialer.lookup(task.taskId)), { concurrency: 16 })
+    const looks = yield* Effect.forEach(
+      tasks,
+      (task) => Effect.exit(dialer.lookup(task.taskId).pipe(Effect.timeout(Duration.millis(LOOKUP_TIMEOUT_MS)))),
+      { concurrency: 16 }
+    )
     for (let i = 0; i < tasks.length; i++) {
       const task = tasks[i]!
       const look = looks[i]!
