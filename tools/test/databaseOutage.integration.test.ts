@@ -119,11 +119,15 @@ describe("a database outage under load", () => {
       const restarted = postmasterOf(EmbeddedPostgres.layout(dataDir).pgdata)
       assert.isTrue(restarted !== undefined && restarted !== pg, "a new postmaster runs")
 
-      const count = (text: string) => output.split("\n").filter((line) => line.includes(`"message":"${text}`)).length
-      assert.strictEqual(count("embedded PostgreSQL stopped unexpectedly"), 1, output.slice(-3000))
-      assert.strictEqual(count("database unavailable; answering 503"), 1)
+      const count = (text: string) => output.split("\n").filter((line) => line.includes(`"message":"${text}"`)).length
+      assert.strictEqual(count("embedded PostgreSQL stopped unexpectedly; restarting it"), 1, output.slice(-3000))
+      assert.strictEqual(count("database unavailable; answering 503 until it returns"), 1)
       assert.strictEqual(count("database available again"), 1)
       assert.strictEqual(count("unexpected failure"), 0, "no stack trace per request")
+      // The scheduler: one line when it pauses, one when it resumes, whichever loop noticed first; no stacks.
+      assert.strictEqual(count("database unavailable; the scheduler pauses until it returns"), 1, output.slice(-3000))
+      assert.strictEqual(count("database available again; the scheduler resumes"), 1, output.slice(-3000))
+      assert.notMatch(output, /\\n\s+at /, "no stack trace in the log")
 
       // Nothing lost, no one dialled twice.
       const [dials] = (await query((sql) =>

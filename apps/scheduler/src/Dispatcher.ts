@@ -171,9 +171,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           // completed by the next pass that looks at it and finds nothing to claim (at most IDLE_RECHECK_MS later)
           yield* repo.completeIfDone(recorded.batchCallIds).pipe(
             Effect.catchCause((cause) =>
-              Effect.logWarning("completing batches failed; a later pass completes them").pipe(
-                Effect.annotateLogs({ cause: Cause.pretty(cause) })
-              )
+              Retrying.logFailure("completing batches failed; a later pass completes them", cause, "Warning")
             )
           )
           yield* Effect.logDebug("recorded").pipe(
@@ -232,8 +230,12 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           })
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+        // DialerUnavailable is the adapter saying it cannot tell (docs/dialer.md rule 4): its message, not a stack
         return Effect.logWarning("dial outcome unknown; the task will be reconciled").pipe(
-          Effect.annotateLogs({ taskId: task.taskId, cause: Cause.pretty(cause) }),
+          Effect.annotateLogs({
+            taskId: task.taskId,
+            reason: Option.isSome(error) ? error.value.message : Cause.pretty(cause)
+          }),
           Effect.andThen(report({ _tag: "Unresolved", taskId: task.taskId }))
         )
       }
@@ -358,8 +360,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           records,
           recordOrRequeue(batch).pipe(
             Effect.catchCause((cause) =>
-              Effect.logError("recording finished calls failed; retrying in 1 s").pipe(
-                Effect.annotateLogs({ cause: Cause.pretty(cause) }),
+              Retrying.logFailure("recording finished calls failed; retrying in 1 s", cause).pipe(
                 Effect.andThen(Effect.sleep(1_000))
               )
             ),
@@ -374,20 +375,16 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         const now = yield* Clock.currentTimeMillis
         yield* repo.extendLeases(owner, [...held.keys()], now + settings.leaseMs)
       }).pipe(
-        Effect.catchCause((cause) =>
-          Effect.logError("renewing leases failed").pipe(Effect.annotateLogs({ cause: Cause.pretty(cause) }))
-        ),
+        Effect.catchCause((cause) => Retrying.logFailure("renewing leases failed", cause)),
         Effect.forever
       )
 
       const loop = Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
         const report = yield* tick.pipe(
+          Effect.tap(Retrying.databaseAnswered),
           Effect.catchCause((cause) =>
-            Effect.logError("dispatch pass failed; trying again").pipe(
-              Effect.annotateLogs({ cause: Cause.pretty(cause) }),
-              Effect.as(undefined)
-            )
+            Retrying.logFailure("dispatch pass failed; trying again", cause).pipe(Effect.as(undefined))
           )
         )
         const now = yield* Clock.currentTimeMillis

@@ -5,8 +5,9 @@
  * interval alone applies.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Option, Queue, type Scope } from "effect"
+import { Cause, Effect, Option, Queue, type Scope } from "effect"
 import { CREATED_CHANNEL } from "./BatchCallsRepo.ts"
+import { isUnavailable } from "./DatabaseUnavailable.ts"
 
 /**
  * Runs `onCreated` for every batch created from now on (payload: the batch call id), in a fiber of the current
@@ -29,10 +30,13 @@ export const onBatchCreated = (
     }))
     yield* listen.pipe(
       Effect.catchCause((cause) =>
-        Effect.logWarning("batch-created listener failed; listening again in 1 s").pipe(
-          Effect.annotateLogs({ cause: String(cause) }),
-          Effect.andThen(Effect.sleep(1_000))
-        )
+        // During a database outage the scheduler's loops log it once (apps/scheduler Retrying.ts); this listener
+        // only waits for it to end.
+        (isUnavailable(Cause.squash(cause))
+          ? Effect.logDebug("batch-created listener lost the database; listening again in 1 s")
+          : Effect.logWarning("batch-created listener failed; listening again in 1 s").pipe(
+            Effect.annotateLogs({ cause: String(cause) })
+          )).pipe(Effect.andThen(Effect.sleep(1_000)))
       ),
       Effect.forever,
       Effect.forkScoped

@@ -4,7 +4,8 @@
  * idles when none is waiting. On shutdown it lets go of the job it holds, for another worker to resume at once.
  */
 import { BackfillRunnerRepo, type RunningBackfill } from "@svc/store/BackfillRunnerRepo.ts"
-import { Cause, Clock, Context, Effect, Layer, Option, Queue } from "effect"
+import { Clock, Context, Effect, Layer, Option, Queue } from "effect"
+import * as Retrying from "../Retrying.ts"
 import type { SchedulerSettings } from "../SchedulerConfig.ts"
 import * as SchedulerMetrics from "../SchedulerMetrics.ts"
 
@@ -69,10 +70,7 @@ export class BackfillRunner extends Context.Service<BackfillRunner, {
 
       const loop = runNext.pipe(
         Effect.catchCause((cause) =>
-          Effect.logError("backfill run failed; trying again").pipe(
-            Effect.annotateLogs({ cause: Cause.pretty(cause) }),
-            Effect.as(Option.none<RunReport>())
-          )
+          Retrying.logFailure("backfill run failed; trying again", cause).pipe(Effect.as(Option.none<RunReport>()))
         ),
         Effect.flatMap((report) =>
           Option.isSome(report)
