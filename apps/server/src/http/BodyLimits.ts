@@ -10,7 +10,8 @@
  * Decision record: docs/decisions/0012-request-body-limits.md
  */
 import { ByteSize, Config, Effect, Layer } from "effect"
-import { HttpIncomingMessage, HttpRouter, HttpServerRequest } from "effect/http"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import * as BodyText from "./BodyText.ts"
 
 /** @category models */
 export interface Limits {
@@ -40,17 +41,31 @@ export const tooLarge = (path: string, limits: Limits): string => {
   return `request body is larger than ${path} accepts (${bytes} bytes, ${setting})`
 }
 
+const WITH_BODY = new Set(["POST", "PUT", "PATCH"])
+
 /** @category layers */
 export const layer = Layer.unwrap(
   Effect.map(config, (limits) =>
     HttpRouter.middleware(
       (httpEffect) =>
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-          Effect.provideService(
-            httpEffect,
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const path = request.url.split("?")[0] ?? request.url
+          // The body is read once, within its limit (the read is cached: the endpoint's decoder reuses it), and its
+          // text checked against BodyText's rule before any endpoint sees it.
+          const checked = WITH_BODY.has(request.method) && /json/i.test(request.headers["content-type"] ?? "")
+            ? Effect.flatMap(request.arrayBuffer, (buffer) => {
+              const problem = BodyText.check(new Uint8Array(buffer))
+              return problem === undefined
+                ? httpEffect
+                : Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "error", message: problem }, { status: 400 }))
+            })
+            : httpEffect
+          return Effect.provideService(
+            checked,
             HttpIncomingMessage.MaxBodySize,
-            ByteSize.bytes(limitFor(request.url.split("?")[0] ?? request.url, limits).bytes)
-          )),
+            ByteSize.bytes(limitFor(path, limits).bytes)
+          )
+        }),
       { global: true }
     ))
 )
