@@ -81,4 +81,53 @@ describe("request body limits per endpoint", () => {
       await server.close()
     }
   })
+
+  it("large bodies share a per-process budget: one that finds no room within the wait is a 503 with Retry-After", async () => {
+    const server = await TestServer.start({
+      SVC_MAX_INFLIGHT_BODY_BYTES: String(150 * 1024),
+      SVC_BODY_BUDGET_WAIT_MS: "300"
+    })
+    try {
+      const { key } = await server.org()
+      // A create-batch-call whose body is still arriving (chunked, no length): it holds the whole budget.
+      let finish: () => void = () => {}
+      const finished = new Promise<void>((resolve) => (finish = resolve))
+      let reading: () => void = () => {}
+      const read = new Promise<void>((resolve) => (reading = resolve))
+      const held = server.fetch("http://svc.test/create-batch-call", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(`{"pad":"`))
+          },
+          async pull(controller) {
+            // the server reads the body only after its budget was granted
+            reading()
+            await finished
+            controller.enqueue(new TextEncoder().encode(`"}`))
+            controller.close()
+          }
+        }),
+        duplex: "half"
+      } as RequestInit)
+      await read
+      const refused = await server.request("POST", "/create-batch-call", { raw: jsonOf(100 * 1024) })
+      assert.strictEqual(refused.status, 503, refused.text)
+      assert.strictEqual(refused.headers.get("retry-after"), "5")
+      assert.deepStrictEqual(refused.json, {
+        status: "error",
+        message: "the server is busy with other large requests (SVC_MAX_INFLIGHT_BODY_BYTES); retry in 5 s"
+      })
+      // Small bodies do not wait on the budget.
+      assert.strictEqual((await server.request("POST", "/list-contacts", { body: {} })).status, 200)
+      finish()
+      await (await held).text()
+      // The budget is free again once the first request has its answer.
+      const after = await server.request("POST", "/create-batch-call", { raw: jsonOf(100 * 1024) })
+      assert.notStrictEqual(after.status, 503, after.text)
+    } finally {
+      await server.close()
+    }
+  })
 })
