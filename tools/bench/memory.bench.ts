@@ -86,11 +86,13 @@ try {
       )
   )))
 
-  const runAgainst = async (label: string, root: string) => {
+  /** One scenario on a fresh server process, so each peak and each "after" is its own. */
+  const scenario = async (label: string, root: string, concurrent: number, env: Record<string, string>) => {
+    process.stderr.write(`[bench] ${label}, ${concurrent} at once\n`)
     const port = await freePort()
     const child = spawn(process.execPath, [path.join(root, "apps/server/src/main.ts")], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: "Warn" },
+      env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: "Warn", ...env },
       stdio: ["ignore", "ignore", "inherit"]
     })
     try {
@@ -113,37 +115,40 @@ try {
         if (response.status !== 200) throw new Error(`${label}: ${response.status} ${answer.slice(0, 300)}`)
       }
       // warm-up: a small batch, so the JIT and the pool are in the baseline
-      await send(body(1_000, `${label}-warm`))
+      await send(body(1_000, `${label}-${concurrent}-warm`))
+      const bodies = Array.from({ length: concurrent }, (_, i) => body(TASKS, `${label}-${concurrent}-${i}`))
+      const bytes = Buffer.byteLength(bodies[0]!)
       await sleep(2_000)
-      const rows: Array<string> = []
-      for (const concurrent of [1, 4]) {
-        const bodies = Array.from({ length: concurrent }, (_, i) => body(TASKS, `${label}-${concurrent}-${i}`))
-        const bytes = Buffer.byteLength(bodies[0]!)
-        await sleep(1_000)
-        const before = status(pid).rss
-        clearPeak(pid)
-        const started = Date.now()
-        await Promise.all(bodies.map(send))
-        const seconds = (Date.now() - started) / 1000
-        const peak = status(pid).peak
-        await sleep(10_000)
-        const after = status(pid).rss
-        rows.push(
-          `  ${label}, ${concurrent} at once: body ${mb(bytes)} each; RSS ${mb(before)} -> peak ${mb(peak)} (+${
-            mb(peak - before)
-          }, ${((peak - before) / bytes / concurrent).toFixed(2)}x the body per request) -> ${mb(after)} 10 s later; ${
-            seconds.toFixed(1)
-          } s`
-        )
+      const before = status(pid).rss
+      clearPeak(pid)
+      const started = Date.now()
+      const failures = (await Promise.allSettled(bodies.map(send))).filter((r) => r.status === "rejected")
+      if (failures.length > 0) {
+        return `  ${label}, ${concurrent} at once: ${failures.length} failed: ${
+          String((failures[0] as PromiseRejectedResult).reason?.cause ?? (failures[0] as PromiseRejectedResult).reason)
+        }`
       }
-      return rows
+      const seconds = (Date.now() - started) / 1000
+      const peak = status(pid).peak
+      await sleep(10_000)
+      const after = status(pid).rss
+      return `  ${label}, ${concurrent} at once: body ${mb(bytes)} each; RSS ${mb(before)} -> peak ${mb(peak)} (+${
+        mb(peak - before)
+      }, ${((peak - before) / bytes / concurrent).toFixed(2)}x the bodies) -> ${mb(after)} 10 s later; ${
+        seconds.toFixed(1)
+      } s`
     } finally {
       child.kill("SIGTERM")
       await new Promise((resolve) => child.once("exit", resolve))
     }
   }
 
-  const rows = [...await runAgainst("this checkout", here)]
+  const runAgainst = async (label: string, root: string, env: Record<string, string> = {}) => [
+    await scenario(label, root, 1, env),
+    await scenario(label, root, 4, env)
+  ]
+
+  const rows = await runAgainst("this checkout", here)
   if (baselineRoot !== undefined) rows.push(...await runAgainst(`baseline ${baselineRoot}`, baselineRoot))
   process.stdout.write(
     [

@@ -9,7 +9,7 @@ import { EmbeddedPostgres } from "@svc/store"
 import { Effect, Exit, Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
 import * as fs from "node:fs"
-import { admin, alive, freePort, npm, postmasterOf, sleep, tempDataDir, tree, waitFor } from "./support/Svc.ts"
+import { admin, alive, freePort, killTree, npm, postmasterOf, sleep, tempDataDir, waitFor } from "./support/Svc.ts"
 
 const TASKS = 400
 
@@ -151,13 +151,7 @@ describe("a database outage under load", () => {
       assert.strictEqual(await svc.exited, 0)
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
-      for (const p of tree(svc.child.pid!)) {
-        try {
-          process.kill(p.pid, "SIGKILL")
-        } catch {
-          // gone
-        }
-      }
+      killTree(svc.child.pid)
       fs.rmSync(dataDir, { recursive: true, force: true })
     }
   }, 240_000)

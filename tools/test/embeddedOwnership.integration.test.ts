@@ -10,24 +10,13 @@ import {
   alive,
   eventually,
   freePort,
+  killTree,
   npm,
   postmasterOf,
   sleep,
   tempDataDir,
-  tree,
   waitFor
 } from "./support/Svc.ts"
-
-const stopAll = (pid: number | undefined) => {
-  if (pid === undefined) return
-  for (const p of tree(pid)) {
-    try {
-      process.kill(p.pid, "SIGKILL")
-    } catch {
-      // gone
-    }
-  }
-}
 
 describe("one embedded cluster, many processes", () => {
   it("an admin command racing a server start exits without stopping the database under the server", async () => {
@@ -63,7 +52,7 @@ describe("one embedded cluster, many processes", () => {
       assert.strictEqual(await svc.exited, 0, svc.output())
       assert.isFalse(alive(pg), "the server, the last client, stopped the database")
     } finally {
-      stopAll(svc.child.pid)
+      killTree(svc.child.pid)
       fs.rmSync(dataDir, { recursive: true, force: true })
     }
   }, 180_000)
@@ -111,7 +100,7 @@ describe("one embedded cluster, many processes", () => {
       assert.deepStrictEqual(JSON.parse(importing.stdout().trim().split("\n").at(-1)!), { imported: 20_000 })
       assert.isTrue(await eventually(() => !alive(pg), 30_000), "the import, the last client, stopped the database")
     } finally {
-      stopAll(svc.child.pid)
+      killTree(svc.child.pid)
       fs.rmSync(dataDir, { recursive: true, force: true })
     }
   }, 240_000)

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { alive, eventually, freePort, npm, postmasterOf, root, tree, waitFor } from "./support/Svc.ts"
+import { alive, eventually, freePort, killTree, npm, postmasterOf, root, waitFor } from "./support/Svc.ts"
 
 const isRoot = process.getuid?.() === 0
 
@@ -62,13 +62,7 @@ describe("a checkout under a private directory", () => {
             assert.strictEqual(await svc.exited, 0, svc.output())
             assert.isTrue(await eventually(() => !alive(pg), 30_000), `${label}: no postgres left`)
           } finally {
-            for (const p of tree(svc.child.pid!)) {
-              try {
-                process.kill(p.pid, "SIGKILL")
-              } catch {
-                // gone
-              }
-            }
+            killTree(svc.child.pid)
           }
         }
       } finally {

@@ -5,7 +5,18 @@
 import { assert, describe, it } from "@effect/vitest"
 import { EmbeddedPostgres } from "@svc/store"
 import * as fs from "node:fs"
-import { alive, eventually, freePort, listening, npm, postmasterOf, tempDataDir, tree, waitFor } from "./support/Svc.ts"
+import {
+  alive,
+  eventually,
+  freePort,
+  killTree,
+  listening,
+  npm,
+  postmasterOf,
+  tempDataDir,
+  tree,
+  waitFor
+} from "./support/Svc.ts"
 
 const targets = {
   npm: (_: string) => true,
@@ -47,13 +58,7 @@ describe("npm start under signals", () => {
           // A graceful stop, not a kill: the scheduler handed its work back and said so.
           assert.include(svc.output(), "svc-scheduler stopped")
         } finally {
-          for (const p of tree(svc.child.pid!)) {
-            try {
-              process.kill(p.pid, "SIGKILL")
-            } catch {
-              // gone
-            }
-          }
+          killTree(svc.child.pid)
         }
       }, 120_000)
     }

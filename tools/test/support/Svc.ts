@@ -100,6 +100,18 @@ export const tree = (pid: number) => {
   return found
 }
 
+/** SIGKILL to `pid` and its descendants: a test's last resort, so a failed assertion leaves nothing running. */
+export const killTree = (pid: number | undefined) => {
+  if (pid === undefined) return
+  for (const p of tree(pid)) {
+    try {
+      process.kill(p.pid, "SIGKILL")
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 /** Running, and not a zombie. */
 export const alive = (pid: number | undefined) => {
   if (pid === undefined) return false

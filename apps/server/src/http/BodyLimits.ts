@@ -7,10 +7,10 @@
  * body is refused as its bytes arrive (declared length or chunks), never buffered whole, with a 400
  * naming the endpoint's limit (the spec lists 400, not 413).
  *
- * Bodies also share a per-process budget, `SVC_MAX_INFLIGHT_BODY_BYTES` (default 512 MiB): a body larger
+ * Bodies also share a per-process budget, `SVC_MAX_INFLIGHT_BODY_BYTES` (default 128 MiB): a body larger
  * than 64 KiB takes its declared length from the budget (the endpoint's limit when undeclared, at most the
  * whole budget) until its answer is written. One that cannot get it within `SVC_BODY_BUDGET_WAIT_MS`
- * (default 30 s) is answered 503 with `Retry-After: 5`: the server is busy, the request is not wrong, and the
+ * (default 60 s) is answered 503 with `Retry-After: 5`: the server is busy, the request is not wrong, and the
  * vendor's clients retry 5xx. Four 100,000-task batches at once no longer all hold their bodies and their
  * decoded forms at the same time beyond what the budget allows.
  *
@@ -36,8 +36,8 @@ export const config: Config.Config<Limits> = Config.all({
 
 /** @category configuration */
 export const budgetConfig = Config.all({
-  bytes: Config.withDefault(Config.Int("SVC_MAX_INFLIGHT_BODY_BYTES"), 512 * 1024 * 1024),
-  waitMs: Config.withDefault(Config.Int("SVC_BODY_BUDGET_WAIT_MS"), 30_000)
+  bytes: Config.withDefault(Config.Int("SVC_MAX_INFLIGHT_BODY_BYTES"), 128 * 1024 * 1024),
+  waitMs: Config.withDefault(Config.Int("SVC_BODY_BUDGET_WAIT_MS"), 60_000)
 })
 
 /** Bodies up to this size skip the budget: lists and single resources never wait on a large batch. */
