@@ -27,7 +27,8 @@ describe("a checkout under a private directory", () => {
         const clone = spawnSync("git", ["clone", "--quiet", root, checkout], { encoding: "utf8" })
         assert.strictEqual(clone.status, 0, clone.stderr)
         // What the first run would install, without fetching it again.
-        for (const dir of ["node_modules", ".toolchain"]) {
+        // (.toolchain exists only where the machine's Node was too old for the bootstrap)
+        for (const dir of ["node_modules", ".toolchain"].filter((d) => fs.existsSync(path.join(root, d)))) {
           const link = spawnSync("cp", ["-al", path.join(root, dir), path.join(checkout, dir)], { encoding: "utf8" })
           assert.strictEqual(link.status, 0, link.stderr)
         }
