@@ -4,6 +4,7 @@
 // leaves nothing running: no process of the tree, no postgres, the port free.
 import { assert, describe, it } from "@effect/vitest"
 import { EmbeddedPostgres } from "@svc/store"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import {
   alive,
@@ -13,6 +14,7 @@ import {
   listening,
   npm,
   postmasterOf,
+  root,
   tempDataDir,
   tree,
   waitFor
@@ -63,6 +65,38 @@ describe("npm start under signals", () => {
       }, 120_000)
     }
   }
+
+  it(
+    "SIGTERM to a shell that wraps the bootstrap (a user's own script) stops everything: the orphaned bootstrap forwards it",
+    async () => {
+      const port = await freePort()
+      // A shell that runs the bootstrap as a child (not exec): it dies of SIGTERM without passing it on.
+      const wrapper = spawn("sh", ["-c", "node tools/bootstrap/bootstrap.cjs start:svc; echo done"], {
+        cwd: root,
+        env: { ...process.env, LOG_LEVEL: "Info", PORT: String(port), SVC_DATA_DIR: dataDir },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let output = ""
+      wrapper.stdout.on("data", (chunk) => (output += chunk))
+      wrapper.stderr.on("data", (chunk) => (output += chunk))
+      try {
+        await waitFor(`http://127.0.0.1:${port}/readyz`, 90_000, (s) => s === 200)
+        const processes = tree(wrapper.pid!)
+        assert.isDefined(processes.find((p) => p.cmdline.includes("tools/start/main.ts")), JSON.stringify(processes))
+        const postgres = postmasterOf(EmbeddedPostgres.layout(dataDir).pgdata)
+        process.kill(wrapper.pid!, "SIGTERM")
+        assert.isTrue(
+          await eventually(() => processes.every((p) => !alive(p.pid)), 30_000),
+          `still running: ${JSON.stringify(processes.filter((p) => alive(p.pid)))}\n${output}`
+        )
+        assert.isFalse(alive(postgres), "no postgres left")
+        assert.isFalse(await listening(port), "the port is free")
+      } finally {
+        killTree(wrapper.pid)
+      }
+    },
+    120_000
+  )
 
   it("cleans up", () => {
     fs.rmSync(dataDir, { recursive: true, force: true })
