@@ -11,7 +11,7 @@ import * as SqlErrorMessage from "@svc/store/SqlErrorMessage.ts"
 import { Cause, Duration, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { DatabaseAvailability } from "./http/DatabaseAvailability.ts"
+import { DatabaseAvailability, RETRY_AFTER_SECONDS } from "./http/DatabaseAvailability.ts"
 
 const READY_TIMEOUT = Duration.seconds(2)
 
@@ -34,7 +34,7 @@ export const layer = Layer.unwrap(
             ),
           HttpServerResponse.jsonUnsafe(
             { status: "error", message: "database unavailable: it did not answer within 2 s" },
-            { status: 503, headers: { "retry-after": "2" } }
+            { status: 503, headers: { "retry-after": String(RETRY_AFTER_SECONDS) } }
           )
         )
       })
