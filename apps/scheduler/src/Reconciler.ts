@@ -6,19 +6,15 @@
  * - ended: the call is recorded as if its worker had reported it (outcome, analysis data, contact);
  * - ongoing: the task stays `unknown`, counted as a call in flight, and is looked at again after the recheck time;
  * - never placed: the task returns to `pending` and its batch is woken, so it is dialled once, normally;
- * - the dialer cannot tell (fails, or gives no answer within LOOKUP_TIMEOUT_MS): nothing changes, the task is
- *   looked at again after the recheck time. A lookup that never answers must not hold up the worker's pass, whose
- *   other work (claims, lease expiry) would stop with it (issue 16, item 10).
+ * - the dialer cannot tell (it fails, or does not answer within LOOKUP_TIMEOUT_MS): nothing changes, the task is
+ *   looked at again after the recheck time.
  */
-import { Dialer } from "@svc/domain/ports/Dialer.ts"
+import { type CallLookup, Dialer, type DialerUnavailable } from "@svc/domain/ports/Dialer.ts"
 import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
-import { Duration, Effect, Exit, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import type { SchedulerSettings } from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
-
-/** A lookup that has not answered after this long counts as unanswered (the carrier cannot tell). */
-export const LOOKUP_TIMEOUT_MS = 10_000
 
 /** @category models */
 export interface ReconcileReport {
@@ -27,6 +23,19 @@ export interface ReconcileReport {
   readonly notPlaced: number
   readonly unanswered: number
 }
+
+/**
+ * How long a pass waits for the dialer's answers to its lookups. Lookups still unanswered by then count as
+ * `unanswered` (never as "no call": only `None` allows a redial, docs/dialer.md rule 3) and are asked again at their
+ * next recheck. Without the bound, one lookup that never returned (a carrier API that accepts the connection and
+ * says nothing) held the worker's pass, and so the dispatch of every org, forever (Reconciler.integration.test.ts).
+ *
+ * @category models
+ */
+export const LOOKUP_TIMEOUT_MS = 5_000
+
+/** Lookups in flight at once. */
+const LOOKUP_CONCURRENCY = 16
 
 /**
  * One pass over the `unknown` tasks that are due for a look (at most `reconcileBatch`).
@@ -44,15 +53,17 @@ export const reconcileOnce = Effect.fn("Reconciler.reconcileOnce")(
     const notPlaced: Array<string> = []
     let ongoing = 0
     let unanswered = 0
-    const looks = yield* Effect.forEach(
+    // answers are kept as they come, so the ones that arrived before the deadline count even if others did not
+    const looks: Array<Exit.Exit<Option.Option<CallLookup>, DialerUnavailable> | undefined> = tasks.map(() => undefined)
+    yield* Effect.forEach(
       tasks,
-      (task) => Effect.exit(dialer.lookup(task.taskId).pipe(Effect.timeout(Duration.millis(LOOKUP_TIMEOUT_MS)))),
-      { concurrency: 16 }
-    )
+      (task, i) => Effect.map(Effect.exit(dialer.lookup(task.taskId)), (exit) => void (looks[i] = exit)),
+      { concurrency: LOOKUP_CONCURRENCY, discard: true }
+    ).pipe(Effect.timeoutOption(LOOKUP_TIMEOUT_MS))
     for (let i = 0; i < tasks.length; i++) {
       const task = tasks[i]!
-      const look = looks[i]!
-      if (Exit.isFailure(look)) {
+      const look = looks[i]
+      if (look === undefined || Exit.isFailure(look)) {
         unanswered++
         continue
       }
