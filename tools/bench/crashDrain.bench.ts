@@ -1,126 +1,244 @@
-// Issue 16, item 8: after `kill -9` of a worker and its restart, how long a batch takes to drain, and where the
-// time goes. One svc-scheduler on its own database; a 2,000-task batch, org limit 50, simulated calls of 500 ms
-// (SQL store: the carrier's records survive the kill); the worker is killed with SIGKILL after `--kill-after`
-// seconds and started again at once. The baseline in the same run is the same batch without a kill.
+// How long a batch takes to finish after its worker is killed with SIGKILL and started again (issue 16, item 8),
+// broken down by phase, beside the same batch dialled without a crash in the same run:
 //
-//   node tools/bench/crashDrain.bench.ts [--tasks=2000] [--limit=50] [--latency=500] [--kill-after=5]
+//   restart     SIGKILL -> the new process logs "svc-scheduler started"
+//   lease wait  -> the dead worker's last lease has expired (its tasks are `unknown`: no task `dialling` under it)
+//   reconcile   -> no task of the batch is `unknown` (the dialer was asked about each)
+//   drain       -> the batch is `completed`
 //
-// Prints, per second after the restart, the tasks by state, so a stall shows where it sits.
+// Both runs use `svc-scheduler` processes (apps/scheduler/src/main.ts) with the simulated carrier's records in
+// PostgreSQL, as the crash test does; every task's key must reach the carrier exactly once (checked every round).
+//
+//   node tools/bench/crashDrain.bench.ts [--rounds=3] [--tasks=2000] [--concurrency=50] [--latency=500]
+//     [--kill-after=1000] [--lease=30000] [--poll=1000] [--recheck=5000]
+//
+// `--kill-after`: tasks finished before the kill. Runs on DATABASE_URL when set, else on an embedded PostgreSQL in a
+// temporary directory. Prints a Markdown table of medians.
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import * as Database from "@svc/store/Database.ts"
-import { Effect, Exit, Layer, Redacted, Schema, Scope } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted, References, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"
-import * as os from "node:os"
 import * as path from "node:path"
-import { argument, benchDatabase } from "./support/BenchSupport.ts"
+import { argument, benchDatabase, median } from "./support/BenchSupport.ts"
 
-const TASKS = argument("tasks", 2_000)
-const LIMIT = argument("limit", 50)
-const LATENCY = argument("latency", 500)
-const KILL_AFTER_S = argument("kill-after", 5)
+const rounds = argument("rounds", 3)
+const taskCount = argument("tasks", 2_000)
+const concurrency = argument("concurrency", 50)
+const latencyMs = argument("latency", 500)
+const killAfter = argument("kill-after", Math.floor(taskCount / 2))
+const leaseMs = argument("lease", 30_000)
+const pollMs = argument("poll", 1_000)
+const recheckMs = argument("recheck", 5_000)
 const root = path.resolve(import.meta.dirname, "..", "..")
+const main = path.join(root, "apps/scheduler/src/main.ts")
+const FROM = "+14155550100"
 
-const database = await benchDatabase("drain")
-const url = Redacted.value(database.url)
-const scope = Scope.makeUnsafe()
-const context = await Effect.runPromise(
-  Layer.buildWithScope(
-    BatchCallsRepo.layer.pipe(Layer.provideMerge(Database.layerFromUrl(database.url, { maxConnections: 2 }))),
-    scope
+const database = await benchDatabase("crash-drain")
+const runtime = ManagedRuntime.make(
+  BatchCallsRepo.layer.pipe(
+    Layer.provideMerge(Database.layerFromUrl(database.url, { maxConnections: 4 })),
+    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn"))
   )
 )
-const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | BatchCallsRepo>) =>
-  Effect.runPromise(Effect.provideContext(effect, context))
+const run = <A, E>(effect: Effect.Effect<A, E, BatchCallsRepo | SqlClient.SqlClient>) => runtime.runPromise(effect)
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const worker = (env: Record<string, string> = {}): ChildProcess =>
-  spawn(process.execPath, [path.join(root, "apps/scheduler/src/main.ts")], {
+let serial = 0
+
+/** A fresh org of `concurrency` lines and a batch of `taskCount` tasks to numbers no other batch uses. */
+const seedBatch = () =>
+  run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const orgId = `org_crash_drain_${process.pid}_${++serial}`
+    yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
+               VALUES (${orgId}, 'crash drain', ${concurrency}, 0)`
+    yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, ${FROM}, 0)`
+    const request = Schema.decodeUnknownSync(CreateBatchCallRequest)({
+      from_number: FROM,
+      tasks: Array.from({ length: taskCount }, (_, i) => ({
+        to_number: `+1${String(200 + serial % 700)}${String(i).padStart(7, "0")}`
+      }))
+    })
+    const repo = yield* BatchCallsRepo
+    const batch = yield* repo.create(orgId, "bench_key", request, { maxTasks: taskCount }).pipe(Effect.orDie)
+    return batch.batch_call_id
+  }))
+
+interface Sample {
+  readonly done: number
+  readonly unknown: number
+  /** Tasks `dialling` under the given lease owner. */
+  readonly heldBy: number
+  readonly status: string
+}
+
+const sample = (batchCallId: string, owner: string) =>
+  run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<Sample>`
+      SELECT
+        (SELECT count(*)::int4 FROM batch_call_tasks
+          WHERE batch_call_id = ${batchCallId} AND state IN ('completed', 'failed')) AS done,
+        (SELECT count(*)::int4 FROM batch_call_tasks
+          WHERE batch_call_id = ${batchCallId} AND state = 'unknown') AS unknown,
+        (SELECT count(*)::int4 FROM batch_call_tasks
+          WHERE batch_call_id = ${batchCallId} AND state = 'dialling' AND lease_owner = ${owner}) AS "heldBy",
+        (SELECT status FROM batch_calls WHERE batch_call_id = ${batchCallId}) AS status`
+    return row!
+  }))
+
+/** Dial requests per key of the batch: every task once, none twice. */
+const checkExactlyOnce = (batchCallId: string) =>
+  run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ attempts: number; keys: number }>`
+      SELECT count(*)::int4 AS attempts, count(DISTINCT a.idempotency_key)::int4 AS keys
+      FROM simulated_dialer_attempts a
+      WHERE a.idempotency_key IN (SELECT task_id::text FROM batch_call_tasks WHERE batch_call_id = ${batchCallId})`
+    if (row!.attempts !== taskCount || row!.keys !== taskCount) {
+      throw new Error(`exactly once broken: ${row!.attempts} dial requests for ${row!.keys} of ${taskCount} keys`)
+    }
+  }))
+
+interface Worker {
+  readonly child: ChildProcess
+  readonly id: string
+  readonly started: Promise<number>
+  readonly exited: Promise<void>
+}
+
+/** A worker process; `started` resolves (performance.now()) when it logs that it started. */
+const startWorker = (name: string): Worker => {
+  const id = `${name}-${Math.random().toString(36).slice(2, 8)}`
+  const child = spawn(process.execPath, [main], {
     cwd: root,
     env: {
       ...process.env,
-      DATABASE_URL: url,
-      LOG_LEVEL: "Warn",
+      DATABASE_URL: Redacted.value(database.url),
+      LOG_LEVEL: "Info",
+      SVC_DB_MAX_CONNECTIONS: "5",
+      SCHEDULER_WORKER_ID: id,
+      SCHEDULER_LEASE_MS: String(leaseMs),
+      SCHEDULER_POLL_MS: String(pollMs),
+      SCHEDULER_RECONCILE_RECHECK_MS: String(recheckMs),
       SCHEDULER_BACKFILL_CRON: "off",
       SIMULATED_DIALER_STORE: "sql",
-      SIMULATED_DIALER_LATENCY_MS: String(LATENCY),
-      ...env
+      SIMULATED_DIALER_SEED: "42",
+      SIMULATED_DIALER_LATENCY_MS: String(latencyMs)
     },
-    stdio: ["ignore", "ignore", "inherit"]
+    stdio: ["ignore", "pipe", "pipe"]
   })
+  let output = ""
+  const started = new Promise<number>((resolve, reject) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString()
+      if (output.includes("svc-scheduler started")) resolve(performance.now())
+      if (output.length > 100_000) output = output.slice(-10_000)
+    })
+    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+    child.once("exit", (code) => reject(new Error(`worker ${id} exited (${code}) before it started:\n${output}`)))
+  })
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  return { child, id, started, exited }
+}
 
-const states = (batch: string) =>
-  run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ state: string; n: number }>`
-      SELECT state, count(*)::int4 AS n FROM batch_call_tasks WHERE batch_call_id = ${batch} GROUP BY state`)).then(
-      (rows) => Object.fromEntries(rows.map((r) => [r.state, r.n])) as Record<string, number>
-    )
+const stop = async (worker: Worker) => {
+  worker.child.kill("SIGTERM")
+  await worker.exited
+}
 
-const scenario = async (label: string, kill: boolean) => {
-  const orgId = `org_drain_${label}_${Date.now()}`
-  const batch = await run(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES (${orgId}, ${label}, ${LIMIT}, 0)`
-    yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, '+14155550100', 0)`
-    const repo = yield* BatchCallsRepo
-    return (yield* repo.create(
-      orgId,
-      `key_${label}`,
-      Schema.decodeUnknownSync(CreateBatchCallRequest)({
-        from_number: "+14155550100",
-        tasks: Array.from({ length: TASKS }, (_, i) => ({ to_number: `+1917${String(i).padStart(7, "0")}` }))
-      }),
-      { maxTasks: TASKS }
-    ).pipe(Effect.orDie)).batch_call_id
-  }))
-  const started = Date.now()
-  let child = worker()
-  let killedAt: number | undefined
-  const timeline: Array<string> = []
+/** Polls every 50 ms until `done` says so; returns when (performance.now()). */
+const until = async (batchCallId: string, owner: string, done: (s: Sample) => boolean, limitMs = 600_000) => {
+  const deadline = performance.now() + limitMs
   for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
-    const now = Date.now()
-    if (kill && killedAt === undefined && now - started >= KILL_AFTER_S * 1_000) {
-      child.kill("SIGKILL")
-      await new Promise((resolve) => child.once("exit", resolve))
-      killedAt = Date.now()
-      child = worker()
-    }
-    const counts = await states(batch)
-    const done = (counts["completed"] ?? 0) + (counts["failed"] ?? 0)
-    if (killedAt !== undefined) {
-      timeline.push(
-        `  +${((now - killedAt) / 1000).toFixed(0).padStart(3)} s  pending ${counts["pending"] ?? 0}, dialling ${
-          counts["dialling"] ?? 0
-        }, unknown ${counts["unknown"] ?? 0}, done ${done}`
-      )
-    }
-    if (done === TASKS) break
-    if (now - started > 600_000) throw new Error(`${label}: not drained in 10 minutes`)
+    const s = await sample(batchCallId, owner)
+    if (done(s)) return { at: performance.now(), sample: s }
+    if (performance.now() > deadline) throw new Error(`timed out waiting (${JSON.stringify(s)})`)
+    await sleep(50)
   }
-  const total = Date.now() - started
-  child.kill("SIGTERM")
-  await new Promise((resolve) => child.once("exit", resolve))
-  return { total, afterKill: killedAt === undefined ? undefined : Date.now() - killedAt, timeline }
+}
+
+/** The batch dialled by one worker that is never interrupted: seconds from creation to completed. */
+const uninterrupted = async () => {
+  const worker = startWorker("drain-baseline")
+  await worker.started
+  const batch = await seedBatch()
+  const created = performance.now()
+  const { at } = await until(batch, worker.id, (s) => s.status === "completed")
+  await stop(worker)
+  await checkExactlyOnce(batch)
+  return (at - created) / 1000
+}
+
+/** The batch's worker killed with SIGKILL after `killAfter` tasks and started again at once. */
+const crashed = async () => {
+  const first = startWorker("drain-victim")
+  await first.started
+  const batch = await seedBatch()
+  const created = performance.now()
+  const before = await until(batch, first.id, (s) => s.done >= killAfter)
+  first.child.kill("SIGKILL")
+  const killed = performance.now()
+  await first.exited
+  const atKill = await sample(batch, first.id)
+  const second = startWorker("drain-successor")
+  const ready = await second.started
+  const leases = await until(batch, first.id, (s) => s.heldBy === 0)
+  const reconciled = await until(batch, first.id, (s) => s.unknown === 0)
+  const completed = await until(batch, first.id, (s) => s.status === "completed")
+  await stop(second)
+  await checkExactlyOnce(batch)
+  const s = (ms: number) => ms / 1000
+  return {
+    beforeKill: s(before.at - created),
+    heldAtKill: atKill.heldBy,
+    remainingAtKill: taskCount - atKill.done,
+    restart: s(ready - killed),
+    leaseWait: s(Math.max(ready, leases.at) - ready),
+    reconcile: s(Math.max(leases.at, reconciled.at) - Math.max(ready, leases.at)),
+    drain: s(completed.at - Math.max(ready, leases.at, reconciled.at)),
+    afterKill: s(completed.at - killed)
+  }
 }
 
 try {
-  const baseline = await scenario("baseline", false)
-  const crashed = await scenario("crash", true)
-  process.stdout.write(
-    [
-      `crash drain: ${TASKS} tasks, limit ${LIMIT}, ${LATENCY} ms calls, SIGKILL after ${KILL_AFTER_S} s (load ${
-        os.loadavg().map((l) => l.toFixed(2)).join(" ")
-      })`,
-      `  without a kill: ${(baseline.total / 1000).toFixed(1)} s`,
-      `  with a kill:    ${(crashed.total / 1000).toFixed(1)} s (${(crashed.total / baseline.total).toFixed(2)}x), ${
-        ((crashed.afterKill ?? 0) / 1000).toFixed(1)
-      } s of it after the restart`,
-      ...crashed.timeline,
-      ""
-    ].join("\n")
-  )
+  const baseline: Array<number> = []
+  const crashes: Array<Awaited<ReturnType<typeof crashed>>> = []
+  for (let round = 1; round <= rounds; round++) {
+    baseline.push(await uninterrupted())
+    crashes.push(await crashed())
+    const c = crashes[crashes.length - 1]!
+    console.log(
+      `round ${round}: uninterrupted ${baseline[baseline.length - 1]!.toFixed(1)} s; crash: ${
+        JSON.stringify(Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Math.round(v * 10) / 10])))
+      }`
+    )
+  }
+  const m = (pick: (c: (typeof crashes)[number]) => number) => median(crashes.map(pick))
+  const dialling = median(baseline)
+  // the dialling the crash left to do, at the uninterrupted rate
+  const remainingDialling = dialling * m((c) => c.remainingAtKill) / taskCount
+  console.log(`
+${taskCount} tasks, concurrency ${concurrency}, ${latencyMs} ms calls, SIGKILL after ${killAfter} finished; lease ${
+    leaseMs / 1000
+  } s, poll ${pollMs} ms, recheck ${recheckMs} ms; medians of ${rounds} rounds
+
+| measurement                                      | seconds |
+| ------------------------------------------------ | ------- |
+| whole batch, uninterrupted (baseline, same run)  | ${dialling.toFixed(1)} |
+| SIGKILL to completed                             | ${m((c) => c.afterKill).toFixed(1)} |
+| - restart (to "svc-scheduler started")           | ${m((c) => c.restart).toFixed(1)} |
+| - lease wait (dead worker's tasks held)          | ${m((c) => c.leaseWait).toFixed(1)} |
+| - reconcile (until no task unknown)              | ${m((c) => c.reconcile).toFixed(1)} |
+| - drain (until completed)                        | ${m((c) => c.drain).toFixed(1)} |
+| remaining dialling at the uninterrupted rate     | ${remainingDialling.toFixed(1)} (${
+    m((c) => c.remainingAtKill)
+  } tasks) |
+| tasks held by the dead worker at the kill        | ${m((c) => c.heldAtKill)} |
+`)
 } finally {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
+  await runtime.dispose()
   await database.close()
 }
