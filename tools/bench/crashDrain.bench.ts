@@ -210,17 +210,17 @@ try {
     baseline.push(await uninterrupted())
     crashes.push(await crashed())
     const c = crashes[crashes.length - 1]!
-    console.log(
+    process.stdout.write(
       `round ${round}: uninterrupted ${baseline[baseline.length - 1]!.toFixed(1)} s; crash: ${
         JSON.stringify(Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Math.round(v * 10) / 10])))
-      }`
+      }\n`
     )
   }
   const m = (pick: (c: (typeof crashes)[number]) => number) => median(crashes.map(pick))
   const dialling = median(baseline)
   // the dialling the crash left to do, at the uninterrupted rate
   const remainingDialling = dialling * m((c) => c.remainingAtKill) / taskCount
-  console.log(`
+  process.stdout.write(`
 ${taskCount} tasks, concurrency ${concurrency}, ${latencyMs} ms calls, SIGKILL after ${killAfter} finished; lease ${
     leaseMs / 1000
   } s, poll ${pollMs} ms, recheck ${recheckMs} ms; medians of ${rounds} rounds
