@@ -16,6 +16,7 @@
 // Runs on DATABASE_URL when set (bench orgs are added and removed), else on an embedded PostgreSQL in a temporary
 // directory. Prints a Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { DatabaseHealth } from "@svc/scheduler/DatabaseHealth.ts"
 import { Dispatcher } from "@svc/scheduler/Dispatcher.ts"
 import * as ContactFeed from "@svc/scheduler/jobs/ContactFeed.ts"
 import * as SchedulerConfig from "@svc/scheduler/SchedulerConfig.ts"
@@ -205,7 +206,7 @@ const viaDispatcher = (batchCallId: string, extra: { readonly untilFirstDial?: b
         firstDialAt: attempts[0]?.attemptedAt ?? Number.NaN,
         dials: attempts.length
       }
-    }).pipe(Effect.provide(dialer))
+    }).pipe(Effect.provide(dialer), Effect.provide(DatabaseHealth.layer))
   )
 
 // BENCH_CPU_PROFILE=dir: a V8 CPU profile of each dispatcher run in this process (dispatch and feed only, not the

@@ -28,8 +28,8 @@ import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/Calls
 import { type ClaimedTask, DispatchRepo, type DueBatch } from "@svc/store/DispatchRepo.ts"
 import * as DispatchWakeups from "@svc/store/DispatchWakeups.ts"
 import { Cause, Clock, Context, Effect, FiberSet, Latch, Layer, Option, Queue, Semaphore } from "effect"
+import { DatabaseHealth } from "./DatabaseHealth.ts"
 import * as Reconciler from "./Reconciler.ts"
-import * as Retrying from "./Retrying.ts"
 import type { SchedulerSettings } from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
 
@@ -129,6 +129,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
       const repo = yield* DispatchRepo
       const calls = yield* CallsRepo
       const dialer = yield* Dialer
+      const health = yield* DatabaseHealth
       // only these services: the fibers keep their own Clock (a test's TestClock)
       const context = Context.make(DispatchRepo, repo).pipe(Context.add(CallsRepo, calls), Context.add(Dialer, dialer))
       const owner = settings.workerId
@@ -171,7 +172,9 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           // completed by the next pass that looks at it and finds nothing to claim (at most IDLE_RECHECK_MS later)
           yield* repo.completeIfDone(recorded.batchCallIds).pipe(
             Effect.catchCause((cause) =>
-              Retrying.logFailure("completing batches failed; a later pass completes them", cause, "Warning")
+              Effect.logWarning("completing batches failed; a later pass completes them").pipe(
+                Effect.annotateLogs({ cause: Cause.pretty(cause) })
+              )
             )
           )
           yield* Effect.logDebug("recorded").pipe(
@@ -230,12 +233,14 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           })
         }
         if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
-        // DialerUnavailable is the adapter saying it cannot tell (docs/dialer.md rule 4): its message, not a stack
+        // the adapter's own words for DialerUnavailable (it is the expected way for a dial to end in doubt, and
+        // comes in bursts when the carrier is down); a stack only for a defect, which is a bug in the adapter
         return Effect.logWarning("dial outcome unknown; the task will be reconciled").pipe(
-          Effect.annotateLogs({
-            taskId: task.taskId,
-            reason: Option.isSome(error) ? error.value.message : Cause.pretty(cause)
-          }),
+          Effect.annotateLogs(
+            Option.isSome(error)
+              ? { taskId: task.taskId, reason: error.value.message }
+              : { taskId: task.taskId, cause: Cause.pretty(cause) }
+          ),
           Effect.andThen(report({ _tag: "Unresolved", taskId: task.taskId }))
         )
       }
@@ -356,36 +361,46 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         yield* recording.take(1)
         const batch = yield* takeResults
         if (batch.length === 0) return yield* recording.release(1)
+        // a batch that cannot be written (the database is away) goes back to the queue and this recorder pauses a
+        // second, holding its permit: the results wait in memory, their leases renewed while the database answers,
+        // and are written once it does (if their leases expired meanwhile, the record still finishes each task
+        // once: it finishes only tasks still in flight, and reconciliation may have recorded them first)
         yield* FiberSet.run(
           records,
           recordOrRequeue(batch).pipe(
-            Effect.catchCause((cause) =>
-              Retrying.logFailure("recording finished calls failed; retrying in 1 s", cause).pipe(
-                Effect.andThen(Effect.sleep(1_000))
-              )
-            ),
+            health.observe("recording finished calls"),
+            Effect.catchCause(() => Effect.sleep(1_000)),
             Effect.ensuring(recording.release(1))
           )
         )
-      }).pipe(Retrying.forever("recording finished calls"))
+      }).pipe(
+        // only a bug gets here (the record's failures are handled above): log it, and keep the recorder alive
+        Effect.catchCause((cause) =>
+          Effect.logError("recorder failed; restarting it in 1 s").pipe(
+            Effect.annotateLogs({ cause: Cause.pretty(cause) }),
+            Effect.andThen(Effect.sleep(1_000))
+          )
+        ),
+        Effect.forever
+      )
 
       const heartbeat = Effect.gen(function*() {
         yield* Effect.sleep(Math.max(1, Math.floor(settings.leaseMs / 3)))
         if (held.size === 0) return
         const now = yield* Clock.currentTimeMillis
-        yield* repo.extendLeases(owner, [...held.keys()], now + settings.leaseMs)
-      }).pipe(
-        Effect.catchCause((cause) => Retrying.logFailure("renewing leases failed", cause)),
-        Effect.forever
-      )
+        yield* repo.extendLeases(owner, [...held.keys()], now + settings.leaseMs).pipe(
+          health.observe("renewing leases"),
+          Effect.ignore
+        )
+      }).pipe(Effect.forever)
 
       const loop = Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
+        // a failed pass is DatabaseHealth's to log (an outage once when it starts and once when it ends, anything
+        // else with its cause); the loop tries again a second later, so an outage costs a statement a second
         const report = yield* tick.pipe(
-          Effect.tap(Retrying.databaseAnswered),
-          Effect.catchCause((cause) =>
-            Retrying.logFailure("dispatch pass failed; trying again", cause).pipe(Effect.as(undefined))
-          )
+          health.observe("dispatch pass"),
+          Effect.catchCause(() => Effect.succeed(undefined))
         )
         const now = yield* Clock.currentTimeMillis
         if (report !== undefined && report.claimed > 0) {
@@ -436,7 +451,10 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         yield* Effect.forkScoped(recorder)
         yield* Effect.forkScoped(heartbeat)
         yield* Effect.addFinalizer(() => shutdown)
-        yield* DispatchWakeups.onBatchCreated(() => wake)
+        yield* DispatchWakeups.onBatchCreated(
+          () => wake,
+          (cause, startedAt) => health.failed("listening for new batches", startedAt, cause)
+        )
         return yield* loop
       }))
 

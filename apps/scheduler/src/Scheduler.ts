@@ -15,6 +15,7 @@ import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
 import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
 import { type Config, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
+import { DatabaseHealth } from "./DatabaseHealth.ts"
 import { Dispatcher } from "./Dispatcher.ts"
 import * as BackfillCron from "./jobs/BackfillCron.ts"
 import { BackfillRunner } from "./jobs/BackfillRunner.ts"
@@ -60,7 +61,9 @@ export const layerWith = (
   return Layer.mergeAll(jobs, metrics).pipe(
     Layer.provideMerge(workers),
     Layer.provide(lifecycle),
-    Layer.provide(Repos)
+    Layer.provide(Repos),
+    // one view of the database's health for every loop of the worker: an outage is logged once, not per loop
+    Layer.provide(DatabaseHealth.layer)
   )
 }
 

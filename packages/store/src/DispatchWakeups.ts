@@ -5,18 +5,27 @@
  * interval alone applies.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Effect, Option, Queue, type Scope } from "effect"
+import { type Cause, Clock, Effect, Option, Queue, type Scope } from "effect"
 import { CREATED_CHANNEL } from "./BatchCallsRepo.ts"
-import { isUnavailable } from "./DatabaseUnavailable.ts"
+
+/** What a listener that broke (its connection was lost, or could not be opened) does before listening again. */
+export type OnListenerFailure = (cause: Cause.Cause<unknown>, startedAt: number) => Effect.Effect<void>
+
+const logFailure: OnListenerFailure = (cause) =>
+  Effect.logWarning("batch-created listener failed; listening again in 1 s").pipe(
+    Effect.annotateLogs({ cause: String(cause) })
+  )
 
 /**
  * Runs `onCreated` for every batch created from now on (payload: the batch call id), in a fiber of the current
- * scope; a broken listener is logged and opened again a second later.
+ * scope; a broken listener is reported to `onFailure` (by default logged) with the time the attempt started, and
+ * opened again a second later. A worker passes its own report, so that a database outage is not a warning a second.
  *
  * @category constructors
  */
 export const onBatchCreated = (
-  onCreated: (batchCallId: string) => Effect.Effect<void>
+  onCreated: (batchCallId: string) => Effect.Effect<void>,
+  onFailure: OnListenerFailure = logFailure
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const client = yield* Effect.serviceOption(PgClient.PgClient)
@@ -28,17 +37,8 @@ export const onBatchCreated = (
         yield* onCreated(notification.payload)
       }
     }))
-    yield* listen.pipe(
-      Effect.catchCause((cause) =>
-        // During a database outage the scheduler's loops log it once (apps/scheduler Retrying.ts); this listener
-        // only waits for it to end.
-        (isUnavailable(Cause.squash(cause))
-          ? Effect.logDebug("batch-created listener lost the database; listening again in 1 s")
-          : Effect.logWarning("batch-created listener failed; listening again in 1 s").pipe(
-            Effect.annotateLogs({ cause: String(cause) })
-          )).pipe(Effect.andThen(Effect.sleep(1_000)))
-      ),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    yield* Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+      listen.pipe(
+        Effect.catchCause((cause) => Effect.andThen(onFailure(cause, startedAt), Effect.sleep(1_000)))
+      )).pipe(Effect.forever, Effect.forkScoped)
   })

@@ -5,7 +5,8 @@
  * run it.
  *
  * Missed ticks are not caught up: a tick that passed while every worker was down is skipped, and the next one
- * runs as scheduled (a sync covers every call recorded since the previous run anyway). A worker that wakes a
+ * runs as scheduled; a tick a worker woke for but could not run (the database was unreachable) is tried again every
+ * second until it goes through (a sync covers every call recorded since the previous run anyway). A worker that wakes a
  * little late still claims the tick it slept for, so a slow worker cannot make a tick be skipped.
  */
 import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
@@ -42,6 +43,9 @@ export const loop = (settings: SchedulerSettings, cron: Cron.Cron, onQueued: Eff
     const now = yield* Clock.currentTimeMillis
     const tickAt = Cron.next(cron, now).getTime()
     yield* Effect.sleep(Math.max(0, tickAt - now))
-    const result = yield* runTick(settings, tickAt)
+    // the tick itself is retried until it goes through (a database outage at 03:00 delays the sync, it does not
+    // skip it); the claim row makes a retry of a tick that did commit harmless. The sleep stays outside the retried
+    // round: a round's start time tells DatabaseHealth whether its failure is news
+    const result = yield* runTick(settings, tickAt).pipe(Retrying.untilDone("cron tick"))
     if (result.queued > 0) yield* onQueued
-  }).pipe(Retrying.forever("cron tick"))
+  }).pipe(Effect.forever)

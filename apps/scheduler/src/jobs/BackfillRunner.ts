@@ -5,7 +5,7 @@
  */
 import { BackfillRunnerRepo, type RunningBackfill } from "@svc/store/BackfillRunnerRepo.ts"
 import { Clock, Context, Effect, Layer, Option, Queue } from "effect"
-import * as Retrying from "../Retrying.ts"
+import { DatabaseHealth } from "../DatabaseHealth.ts"
 import type { SchedulerSettings } from "../SchedulerConfig.ts"
 import * as SchedulerMetrics from "../SchedulerMetrics.ts"
 
@@ -33,6 +33,7 @@ export class BackfillRunner extends Context.Service<BackfillRunner, {
   static readonly make = (settings: SchedulerSettings) =>
     Effect.gen(function*() {
       const repo = yield* BackfillRunnerRepo
+      const health = yield* DatabaseHealth
       const owner = settings.workerId
       const wakeups = yield* Queue.sliding<void>(1)
       let current: RunningBackfill | undefined
@@ -68,10 +69,10 @@ export class BackfillRunner extends Context.Service<BackfillRunner, {
         return Option.some(report)
       }).pipe(Effect.withSpan("BackfillRunner.runNext"))
 
+      // a failure is DatabaseHealth's to log (an outage once, anything else with its cause); the loop goes on
       const loop = runNext.pipe(
-        Effect.catchCause((cause) =>
-          Retrying.logFailure("backfill run failed; trying again", cause).pipe(Effect.as(Option.none<RunReport>()))
-        ),
+        health.observe("backfill run"),
+        Effect.catchCause(() => Effect.succeed(Option.none<RunReport>())),
         Effect.flatMap((report) =>
           Option.isSome(report)
             ? Effect.void
