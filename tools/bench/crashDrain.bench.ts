@@ -6,7 +6,10 @@
 //   reconcile   -> no task of the batch is `unknown` (the dialer was asked about each)
 //   drain       -> the batch is `completed`
 //
-// Both runs use `svc-scheduler` processes (apps/scheduler/src/main.ts) with the simulated carrier's records in
+// The crash is measured twice: with the default worker ids (a restarted worker on the same machine sees that its
+// predecessor's process is gone and releases its calls at once: WorkerIdentity, decision 0402) and with configured
+// ids (`SCHEDULER_WORKER_ID`, as in containers or on other machines: the dead worker's leases must run out first).
+// All runs use `svc-scheduler` processes (apps/scheduler/src/main.ts) with the simulated carrier's records in
 // PostgreSQL, as the crash test does; every task's key must reach the carrier exactly once (checked every round).
 //
 //   node tools/bench/crashDrain.bench.ts [--rounds=3] [--tasks=2000] [--concurrency=50] [--latency=500]
@@ -104,22 +107,27 @@ const checkExactlyOnce = (batchCallId: string) =>
 
 interface Worker {
   readonly child: ChildProcess
-  readonly id: string
-  readonly started: Promise<number>
+  /** When it logged that it started (performance.now()), and its worker id. */
+  readonly started: Promise<{ readonly at: number; readonly id: string }>
   readonly exited: Promise<void>
 }
 
-/** A worker process; `started` resolves (performance.now()) when it logs that it started. */
-const startWorker = (name: string): Worker => {
-  const id = `${name}-${Math.random().toString(36).slice(2, 8)}`
+type Ids = "default" | "configured"
+
+/** A worker process, with a configured id or the default one (read from its start-up line). */
+const startWorker = (name: string, ids: Ids): Worker => {
+  const { SCHEDULER_WORKER_ID: _, ...inherited } = process.env
+  const configured = ids === "configured"
+    ? { SCHEDULER_WORKER_ID: `${name}-${Math.random().toString(36).slice(2, 8)}` }
+    : {}
   const child = spawn(process.execPath, [main], {
     cwd: root,
     env: {
-      ...process.env,
+      ...inherited,
       DATABASE_URL: Redacted.value(database.url),
       LOG_LEVEL: "Info",
       SVC_DB_MAX_CONNECTIONS: "5",
-      SCHEDULER_WORKER_ID: id,
+      ...configured,
       SCHEDULER_LEASE_MS: String(leaseMs),
       SCHEDULER_POLL_MS: String(pollMs),
       SCHEDULER_RECONCILE_RECHECK_MS: String(recheckMs),
@@ -131,17 +139,23 @@ const startWorker = (name: string): Worker => {
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
-  const started = new Promise<number>((resolve, reject) => {
+  const started = new Promise<{ at: number; id: string }>((resolve, reject) => {
     child.stdout?.on("data", (chunk: Buffer) => {
       output += chunk.toString()
-      if (output.includes("svc-scheduler started")) resolve(performance.now())
+      const line = output.split("\n").find((l) => l.includes("svc-scheduler started"))
+      if (line !== undefined) {
+        resolve({
+          at: performance.now(),
+          id: (JSON.parse(line) as { annotations: { worker: string } }).annotations.worker
+        })
+      }
       if (output.length > 100_000) output = output.slice(-10_000)
     })
     child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
-    child.once("exit", (code) => reject(new Error(`worker ${id} exited (${code}) before it started:\n${output}`)))
+    child.once("exit", (code) => reject(new Error(`worker ${name} exited (${code}) before it started:\n${output}`)))
   })
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  return { child, id, started, exited }
+  return { child, started, exited }
 }
 
 const stop = async (worker: Worker) => {
@@ -162,32 +176,32 @@ const until = async (batchCallId: string, owner: string, done: (s: Sample) => bo
 
 /** The batch dialled by one worker that is never interrupted: seconds from creation to completed. */
 const uninterrupted = async () => {
-  const worker = startWorker("drain-baseline")
-  await worker.started
+  const worker = startWorker("drain-baseline", "default")
+  const { id } = await worker.started
   const batch = await seedBatch()
   const created = performance.now()
-  const { at } = await until(batch, worker.id, (s) => s.status === "completed")
+  const { at } = await until(batch, id, (s) => s.status === "completed")
   await stop(worker)
   await checkExactlyOnce(batch)
   return (at - created) / 1000
 }
 
 /** The batch's worker killed with SIGKILL after `killAfter` tasks and started again at once. */
-const crashed = async () => {
-  const first = startWorker("drain-victim")
-  await first.started
+const crashed = async (ids: Ids) => {
+  const first = startWorker("drain-victim", ids)
+  const { id } = await first.started
   const batch = await seedBatch()
   const created = performance.now()
-  const before = await until(batch, first.id, (s) => s.done >= killAfter)
+  const before = await until(batch, id, (s) => s.done >= killAfter)
   first.child.kill("SIGKILL")
   const killed = performance.now()
   await first.exited
-  const atKill = await sample(batch, first.id)
-  const second = startWorker("drain-successor")
-  const ready = await second.started
-  const leases = await until(batch, first.id, (s) => s.heldBy === 0)
-  const reconciled = await until(batch, first.id, (s) => s.unknown === 0)
-  const completed = await until(batch, first.id, (s) => s.status === "completed")
+  const atKill = await sample(batch, id)
+  const second = startWorker("drain-successor", ids)
+  const ready = (await second.started).at
+  const leases = await until(batch, id, (s) => s.heldBy === 0)
+  const reconciled = await until(batch, id, (s) => s.unknown === 0)
+  const completed = await until(batch, id, (s) => s.status === "completed")
   await stop(second)
   await checkExactlyOnce(batch)
   const s = (ms: number) => ms / 1000
@@ -203,40 +217,42 @@ const crashed = async () => {
   }
 }
 
+type Crash = Awaited<ReturnType<typeof crashed>>
+
 try {
   const baseline: Array<number> = []
-  const crashes: Array<Awaited<ReturnType<typeof crashed>>> = []
+  const crashes: Record<Ids, Array<Crash>> = { default: [], configured: [] }
+  const rounded = (c: Crash) =>
+    JSON.stringify(Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Math.round(v * 10) / 10])))
   for (let round = 1; round <= rounds; round++) {
     baseline.push(await uninterrupted())
-    crashes.push(await crashed())
-    const c = crashes[crashes.length - 1]!
+    for (const ids of ["default", "configured"] as const) crashes[ids].push(await crashed(ids))
     process.stdout.write(
-      `round ${round}: uninterrupted ${baseline[baseline.length - 1]!.toFixed(1)} s; crash: ${
-        JSON.stringify(Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Math.round(v * 10) / 10])))
-      }\n`
+      `round ${round}: uninterrupted ${baseline[round - 1]!.toFixed(1)} s; crash, default ids: ${
+        rounded(crashes.default[round - 1]!)
+      }; crash, configured ids: ${rounded(crashes.configured[round - 1]!)}\n`
     )
   }
-  const m = (pick: (c: (typeof crashes)[number]) => number) => median(crashes.map(pick))
+  const m = (pick: (c: Crash) => number) => (ids: Ids) => median(crashes[ids].map(pick))
+  const row = (label: string, pick: (c: Crash) => number, digits = 1) =>
+    `| ${label.padEnd(48)} | ${m(pick)("default").toFixed(digits)} | ${m(pick)("configured").toFixed(digits)} |`
   const dialling = median(baseline)
-  // the dialling the crash left to do, at the uninterrupted rate
-  const remainingDialling = dialling * m((c) => c.remainingAtKill) / taskCount
   process.stdout.write(`
 ${taskCount} tasks, concurrency ${concurrency}, ${latencyMs} ms calls, SIGKILL after ${killAfter} finished; lease ${
     leaseMs / 1000
-  } s, poll ${pollMs} ms, recheck ${recheckMs} ms; medians of ${rounds} rounds
+  } s, poll ${pollMs} ms, recheck ${recheckMs} ms; medians of ${rounds} rounds. The whole batch uninterrupted (same
+run): ${dialling.toFixed(1)} s; the dialling left at the kill, at that rate: ${
+    (dialling * m((c) => c.remainingAtKill)("default") / taskCount).toFixed(1)
+  } s.
 
-| measurement                                      | seconds |
-| ------------------------------------------------ | ------- |
-| whole batch, uninterrupted (baseline, same run)  | ${dialling.toFixed(1)} |
-| SIGKILL to completed                             | ${m((c) => c.afterKill).toFixed(1)} |
-| - restart (to "svc-scheduler started")           | ${m((c) => c.restart).toFixed(1)} |
-| - lease wait (dead worker's tasks held)          | ${m((c) => c.leaseWait).toFixed(1)} |
-| - reconcile (until no task unknown)              | ${m((c) => c.reconcile).toFixed(1)} |
-| - drain (until completed)                        | ${m((c) => c.drain).toFixed(1)} |
-| remaining dialling at the uninterrupted rate     | ${remainingDialling.toFixed(1)} (${
-    m((c) => c.remainingAtKill)
-  } tasks) |
-| tasks held by the dead worker at the kill        | ${m((c) => c.heldAtKill)} |
+| seconds                                          | default ids (dead worker released) | configured ids (lease runs out) |
+| ------------------------------------------------ | ---------------------------------- | ------------------------------- |
+${row("SIGKILL to completed", (c) => c.afterKill)}
+${row("- restart (to \"svc-scheduler started\")", (c) => c.restart)}
+${row("- lease wait (dead worker's tasks held)", (c) => c.leaseWait)}
+${row("- reconcile (until no task unknown)", (c) => c.reconcile)}
+${row("- drain (until completed)", (c) => c.drain)}
+${row("tasks held by the dead worker at the kill", (c) => c.heldAtKill, 0)}
 `)
 } finally {
   await runtime.dispose()

@@ -2,7 +2,8 @@
  * Batch-call dispatch (issue 5): one worker's loop over the batches in the database.
  *
  * Each pass (`tick`), in this order:
- * 1. expired leases turn their `dialling` tasks `unknown` (a worker died or stalled);
+ * 1. expired leases turn their `dialling` tasks `unknown` (a worker died or stalled), and so do, without waiting for
+ *    their leases, the tasks of workers known to be dead (same machine, process gone: WorkerIdentity);
  * 2. due `unknown` tasks are reconciled with the dialer (Reconciler) before anything could dial them again;
  * 3. batches whose `next_dispatch_at` has come are read; one whose call window is closed is moved to the window's
  *    next opening (CallWindow.nextOpening: local time, allowed days, DST per docs/decisions/0101) and costs nothing
@@ -32,6 +33,7 @@ import { DatabaseHealth } from "./DatabaseHealth.ts"
 import * as Reconciler from "./Reconciler.ts"
 import type { SchedulerSettings } from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
+import * as WorkerIdentity from "./WorkerIdentity.ts"
 
 /** @category models */
 export interface TickReport {
@@ -67,6 +69,14 @@ const RECORDERS = 2
  * tasks, docs/benchmarks.md), costs a fifth of what it did every 200 ms.
  */
 const MAINTENANCE_EVERY_MS = 1_000
+
+/**
+ * How often a worker asks which workers hold leases, to release at once the calls of those it knows are dead
+ * (WorkerIdentity.isGone: same machine and pid namespace, process gone): at its first pass, then at most this often.
+ * A worker restarted after a crash finds its predecessor's calls at its first pass instead of after the lease
+ * (30 s by default); the question reads the index of calls in flight as the expiry does, so not every second.
+ */
+const DEAD_OWNERS_EVERY_MS = 5_000
 
 /**
  * When a claim gave up waiting for an org's lock (another worker held it for longer than ORG_LOCK_WAIT_MS, which
@@ -277,6 +287,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         })
 
       let maintainedAt = Number.NEGATIVE_INFINITY
+      let ownersCheckedAt = Number.NEGATIVE_INFINITY
       const noReconcile: Reconciler.ReconcileReport = { ended: 0, ongoing: 0, notPlaced: 0, unanswered: 0 }
 
       const tick = Effect.gen(function*() {
@@ -285,7 +296,19 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         let reconciled = noReconcile
         if (now - maintainedAt >= MAINTENANCE_EVERY_MS || now < maintainedAt) {
           maintainedAt = now
-          reclaimed = yield* repo.expireLeases(now)
+          if (now - ownersCheckedAt >= DEAD_OWNERS_EVERY_MS || now < ownersCheckedAt) {
+            ownersCheckedAt = now
+            const owners = yield* repo.leaseOwners
+            const gone = yield* Effect.sync(() => owners.filter((o) => WorkerIdentity.isGone(o, owner)))
+            if (gone.length > 0) {
+              // their calls become unknown with their lease ending now: reconciled below, in this pass
+              reclaimed = yield* repo.releaseOwners(gone, now)
+              yield* Effect.logInfo("released the calls of workers that are gone").pipe(
+                Effect.annotateLogs({ workers: gone.join(" "), tasks: reclaimed })
+              )
+            }
+          }
+          reclaimed += yield* repo.expireLeases(now)
           yield* SchedulerMetrics.add(SchedulerMetrics.leasesReclaimed, reclaimed)
           reconciled = yield* Reconciler.reconcileOnce(settings, now)
         }

@@ -4,7 +4,7 @@
  * from `defaults` instead.
  */
 import { Config, Cron, Effect, Option, Result, Schema } from "effect"
-import * as os from "node:os"
+import { newWorkerId } from "./WorkerIdentity.ts"
 
 /**
  * A setting that does not parse (a cron expression, outcome weights); the message names the variable.
@@ -17,7 +17,10 @@ export class InvalidSchedulerConfig extends Schema.TaggedError<InvalidSchedulerC
 
 /** @category models */
 export interface SchedulerSettings {
-  /** Names this worker in leases and cron tick rows: unique per process. */
+  /**
+   * Names this worker in leases and cron tick rows: unique per process. The default (WorkerIdentity.newWorkerId)
+   * lets workers on the same machine tell that this one died without waiting for its leases to run out.
+   */
   readonly workerId: string
   /** How long a claim holds a task; the worker renews its leases every third of it while the call lasts. */
   readonly leaseMs: number
@@ -61,9 +64,6 @@ export interface SimulatedDialerSettings {
   /** Where the simulated carrier keeps its records: `sql` (shared by workers, survives restarts) or `memory`. */
   readonly store: "sql" | "memory"
 }
-
-/** A worker id that no other process shares: host, pid and a random suffix. */
-export const newWorkerId = (): string => `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`
 
 /**
  * Settings for tests and benchmarks: short leases, no cron, no metrics port.

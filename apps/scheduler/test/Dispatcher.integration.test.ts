@@ -5,10 +5,13 @@ import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.
 import { Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
+import { spawnSync } from "node:child_process"
+import * as os from "node:os"
 import { Dispatcher } from "../src/Dispatcher.ts"
 import * as ContactFeed from "../src/jobs/ContactFeed.ts"
 import * as SchedulerConfig from "../src/SchedulerConfig.ts"
 import * as SimulatedDialer from "../src/SimulatedDialer.ts"
+import * as WorkerIdentity from "../src/WorkerIdentity.ts"
 import {
   addContact,
   batchRow,
@@ -457,6 +460,55 @@ describe("Dispatcher", () => {
         assert.strictEqual((yield* batchRow(batch)).status, "completed")
       }),
       { dialer: { latencyMs: 20_000, outcomes: { answered: 1, busy: 0, no_answer: 0, failed: 0 } } }
+    ))
+
+  it.live("releases at once the calls of a worker on this machine whose process is gone; a live one's wait for its lease", () =>
+    scenario(
+      Effect.gen(function*() {
+        const t0 = Date.UTC(2026, 4, 4, 15, 0)
+        yield* TestClock.setTime(t0)
+        const repo = yield* DispatchRepo
+        const token = WorkerIdentity.namespaceToken()
+        // a worker of this machine that has died (its process ran and exited), and one that lives (the test's parent)
+        const dead = `${os.hostname()}:${spawnSync(process.execPath, ["-e", ""]).pid}:dead01@${token}`
+        const live = `${os.hostname()}:${process.ppid}:live01@${token}`
+        const batches: Array<string> = []
+        for (const owner of [dead, live]) {
+          const orgId = yield* seedOrg()
+          const batch = yield* createBatch(orgId, { count: 3 })
+          batches.push(batch)
+          const due = (yield* repo.look(t0, 10)).due.filter((b) => b.orgId === orgId)
+          const claim = yield* repo.claim(orgId, due, { owner, now: t0, leaseMs: 30_000, maxPerBatch: 10 })
+          assert.strictEqual(claim.claimed.length, 3)
+        }
+        const [ofDead, ofLive] = batches as [string, string]
+
+        // one second later, 29 s before the leases end: the dead worker's calls are released and reconciled (no
+        // call was placed) and dialled once, by this worker, in the same pass
+        yield* TestClock.adjust(1_000)
+        const first = yield* tick
+        assert.strictEqual(first.reclaimed, 3)
+        assert.strictEqual(first.reconciled.notPlaced, 3)
+        assert.strictEqual(first.claimed, 3)
+        yield* settle
+        assert.strictEqual((yield* stateCounts(ofDead))["completed"], 3)
+        assert.strictEqual((yield* stateCounts(ofLive))["dialling"], 3)
+
+        // the live worker's leases are left alone until they end (it may be dialling them right now)
+        yield* TestClock.setTime(t0 + 30_000)
+        assert.strictEqual((yield* tick).reclaimed, 0)
+        yield* TestClock.setTime(t0 + 30_001 + 1_000)
+        const expired = yield* tick
+        assert.strictEqual(expired.reclaimed, 3)
+        yield* settle
+        for (const batch of batches) {
+          const perKey = new Map<string, number>()
+          for (const d of yield* dialsOf(batch)) perKey.set(d.idempotencyKey, (perKey.get(d.idempotencyKey) ?? 0) + 1)
+          assert.deepStrictEqual([...perKey.values()], [1, 1, 1])
+          assert.strictEqual((yield* batchRow(batch)).status, "completed")
+        }
+      }),
+      { dialer: { outcomes: { answered: 1, busy: 0, no_answer: 0, failed: 0 } } }
     ))
 
   it.live("on shutdown releases calls in flight to reconciliation, which records them without redialling", () =>

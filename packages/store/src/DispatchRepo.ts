@@ -11,7 +11,8 @@
  *   which holds the advisory lock `(ORG_LOCK, hashtext(org))` and counts them after the lock is granted; so
  *   concurrent workers can never start more than the limit allows (DispatchAllocation). A claim waits for the lock
  *   at most ORG_LOCK_WAIT_MS, then claims nothing (`busy`).
- * - `dialling` -> `unknown` when the lease expired; `unknown` -> `pending` only after the dialer said no call was
+ * - `dialling` -> `unknown` when the lease expired, or at once when its owner is known to be dead (a worker on the
+ *   same machine whose process is gone: the scheduler's WorkerIdentity); `unknown` -> `pending` only after the dialer said no call was
  *   placed with the task's key, under the org's lock (so a batch that had run dry is woken in the same step).
  * - A batch leaves `scheduled`/`in_progress` only for `completed`, once none of its tasks is pending or in flight.
  */
@@ -214,6 +215,13 @@ const isLockTimeout = (error: SqlError.SqlError) => error.cause._tag === "LockTi
 export class DispatchRepo extends Context.Service<DispatchRepo, {
   /** `dialling` tasks whose lease expired become `unknown`; returns how many. */
   readonly expireLeases: (now: number) => Effect.Effect<number>
+  /** The workers that hold a lease on a `dialling` task now. */
+  readonly leaseOwners: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The `dialling` tasks of these owners (workers known to be dead) become `unknown` at once, due for
+   * reconciliation now, whatever their leases say; returns how many.
+   */
+  readonly releaseOwners: (owners: ReadonlyArray<string>, now: number) => Effect.Effect<number>
   /** Batches due at `now` (at most `limit`), and when the next waiting one becomes due; one statement. */
   readonly look: (now: number, limit: number) => Effect.Effect<DueView>
   /** Moves each batch's `next_dispatch_at` to the given time (its window's next opening). */
@@ -278,6 +286,29 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           Effect.map((rows) => rows[0]?.n ?? 0),
           Effect.orDie,
           Effect.withSpan("DispatchRepo.expireLeases")
+        )
+
+      // The partial index of calls in flight holds exactly the dialling tasks; its entries are read, as the expiry
+      // reads them (SchedulerPlans.integration.test.ts counts the scans)
+      const leaseOwners = sql<{ lease_owner: string }>`
+          SELECT DISTINCT lease_owner FROM batch_call_tasks
+          WHERE state = 'dialling' AND lease_owner IS NOT NULL`.pipe(
+        Effect.map((rows) => rows.map((r) => r.lease_owner)),
+        Effect.orDie,
+        Effect.withSpan("DispatchRepo.leaseOwners")
+      )
+
+      const releaseOwners = (owners: ReadonlyArray<string>, now: number) =>
+        owners.length === 0 ? Effect.succeed(0) : sql<{ n: number }>`
+          WITH released AS (
+            UPDATE batch_call_tasks SET state = 'unknown', lease_expires_at = ${now}
+            WHERE state = 'dialling' AND lease_owner = ANY(${owners}::text[])
+            RETURNING 1
+          )
+          SELECT count(*)::int4 AS n FROM released`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0),
+          Effect.orDie,
+          Effect.withSpan("DispatchRepo.releaseOwners")
         )
 
       // One statement per pass for both questions: the dispatcher used to ask for the next wake time in a second
@@ -662,6 +693,8 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
 
       return DispatchRepo.of({
         expireLeases,
+        leaseOwners,
+        releaseOwners,
         postpone,
         claim,
         extendLeases,

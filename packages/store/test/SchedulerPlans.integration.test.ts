@@ -177,6 +177,30 @@ layer(Layers, { timeout: 120_000 })("scheduler statements under a generic plan",
       assert.strictEqual(seq.batch_call_tasks, 0)
     }))
 
+  it.effect("lists lease owners and releases a dead one's tasks through the index of calls in flight", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* DispatchRepo
+      const { ids } = yield* seed(3, 8_000)
+      // 1,000 in flight under two owners; the expired leases of the expiry test above are `unknown` by now
+      yield* sql`
+        UPDATE batch_call_tasks SET state = 'dialling', lease_expires_at = ${NOW + 30_000},
+          lease_owner = CASE WHEN task_index < 400 THEN 'gone' ELSE 'alive' END
+        WHERE batch_call_id = ${ids[1]!} AND task_index < 1000`
+      yield* analyze
+      const owners = yield* generic(repo.leaseOwners)
+      assert.includeMembers([...owners.result], ["gone", "alive"])
+      assert.strictEqual(owners.seq.batch_call_tasks, 0)
+      const released = yield* generic(repo.releaseOwners(["gone"], NOW))
+      assert.strictEqual(released.result, 400)
+      assert.strictEqual(released.seq.batch_call_tasks, 0)
+      const [left] = yield* sql<{ alive: number; unknown: number }>`
+        SELECT count(*) FILTER (WHERE state = 'dialling' AND lease_owner = 'alive')::int4 AS alive,
+          count(*) FILTER (WHERE state = 'unknown' AND lease_owner = 'gone' AND lease_expires_at = ${NOW})::int4 AS unknown
+        FROM batch_call_tasks WHERE batch_call_id = ${ids[1]!}`
+      assert.deepStrictEqual(left, { alive: 600, unknown: 400 })
+    }))
+
   it.effect("finds unknown tasks in their own index in its order, whatever the planner's costs say", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
