@@ -5,7 +5,8 @@
 // the database first: the tasks whose results the worker holds become `unknown`, and are still recorded once and
 // dialled once.
 // Afterwards: the worker is still the same process (it paused and resumed on its own), the batch completed, every
-// task reached the carrier exactly once and was recorded once (the crash test's checks), and the worker's log told
+// task reached the carrier exactly once and was recorded once, the org's limit held (the crash test's checks; the
+// limit from the carrier's records rather than by sampling, which an outage would interrupt), and the worker's log told
 // each outage in one "database unavailable" line and one "available again" line, with no stack trace.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
@@ -156,6 +157,14 @@ describe("svc-scheduler during a database outage", () => {
               (SELECT sum(conversation_count)::int4 FROM contacts WHERE org_id = ${orgId}) AS conversations,
               (SELECT status FROM batch_calls WHERE batch_call_id = ${batch.batch_call_id}) AS status`)
           assert.deepStrictEqual(recorded, { calls: TASKS, conversations: TASKS, status: "completed" })
+          // the org's limit held throughout, outages included: the most calls live at once at the carrier, from its
+          // records (placed and line-free times), at each call's placement
+          const [live] = yield* query(sql<{ max: number }>`
+            SELECT max((SELECT count(*) FROM simulated_dialer_calls b
+              WHERE b.placed_timestamp <= a.placed_timestamp AND b.ends_timestamp > a.placed_timestamp))::int4 AS max
+            FROM simulated_dialer_calls a`)
+          assert.isAtMost(live!.max, LIMIT)
+          assert.isAtLeast(live!.max, LIMIT - 2, "the worker used the lines it had")
 
           // the log: one line when each outage began, one when it ended; no stack trace, no flood
           const lines = output.split("\n").filter((l) => l.trim() !== "").map((l): LogLine => {
