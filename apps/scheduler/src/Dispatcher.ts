@@ -411,9 +411,11 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         yield* Effect.sleep(Math.max(1, Math.floor(settings.leaseMs / 3)))
         if (held.size === 0) return
         const now = yield* Clock.currentTimeMillis
+        // a statement's failure is a defect (DispatchRepo), which Effect.ignore would let through and end the
+        // heartbeat: after an outage no lease would be renewed again, and every long call would be reconciled
         yield* repo.extendLeases(owner, [...held.keys()], now + settings.leaseMs).pipe(
           health.observe("renewing leases"),
-          Effect.ignore
+          Effect.catchCause(() => Effect.void)
         )
       }).pipe(Effect.forever)
 

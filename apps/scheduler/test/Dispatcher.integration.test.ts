@@ -3,7 +3,7 @@ import { type CallEnded, Dialer, DialRejected } from "@svc/domain/ports/Dialer.t
 import { DispatchRepo, IDLE_RECHECK_MS } from "@svc/store/DispatchRepo.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
 import { Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { spawnSync } from "node:child_process"
 import * as os from "node:os"
@@ -536,6 +536,59 @@ describe("Dispatcher", () => {
       assert.strictEqual(ended.reconciled.ended, 4)
       assert.strictEqual((yield* dialsOf(batch)).length, 4)
       assert.strictEqual((yield* batchRow(batch)).status, "completed")
+    }).pipe(
+      Effect.provide(SimulatedDialer.layerMemory(dialerSettings({ latencyMs: 10 * MINUTE }))),
+      isolated
+    ))
+
+  it.live("keeps renewing its leases after renewals failed while the database was away", () =>
+    Effect.gen(function*() {
+      const t0 = Date.UTC(2026, 4, 4, 15, 0)
+      yield* TestClock.setTime(t0)
+      const orgId = yield* seedOrg()
+      const batch = yield* createBatch(orgId, { count: 2 })
+      const sql = yield* SqlClient.SqlClient
+      // the real repository, with its lease renewals failing as they do when the connection is gone
+      const real = yield* DispatchRepo
+      let down = false
+      const lost = new SqlError.SqlError({
+        reason: new SqlError.ConnectionError({ cause: new Error("Connection is closed"), message: "connection lost" })
+      })
+      const repo = DispatchRepo.of({
+        ...real,
+        extendLeases: (owner, ids, until) => down ? Effect.die(lost) : real.extendLeases(owner, ids, until)
+      })
+      const scope = yield* Scope.make()
+      const worker = yield* Dispatcher.make(SchedulerConfig.defaults({ leaseMs: 30_000, shutdownGraceMs: 0 })).pipe(
+        Effect.provideService(DispatchRepo, repo),
+        Scope.provide(scope)
+      )
+      const running = yield* Effect.forkChild(worker.run)
+      while ((yield* worker.held) < 2) yield* TestClock.withLive(Effect.sleep(5))
+      const leases = sql<{ until: number }>`
+        SELECT DISTINCT lease_expires_at::float8 AS until FROM batch_call_tasks WHERE batch_call_id = ${batch}`
+      /** Waits (real time, at most 5 s) for the leases to end at `until`. */
+      const leasesUntil = (until: number) =>
+        Effect.gen(function*() {
+          for (let i = 0; i < 500; i++) {
+            const rows = yield* leases
+            if (rows.length === 1 && rows[0]!.until === until) return true
+            yield* TestClock.withLive(Effect.sleep(10))
+          }
+          return false
+        })
+      assert.isTrue(yield* leasesUntil(t0 + 30_000))
+      // two renewals fail (t0 + 10 s, t0 + 20 s)
+      down = true
+      yield* TestClock.adjust(10_000)
+      yield* TestClock.adjust(10_000)
+      // the database is back: the next renewal (t0 + 30 s) goes through
+      down = false
+      yield* TestClock.adjust(10_000)
+      const renewed = yield* leasesUntil(t0 + 60_000)
+      yield* Fiber.interrupt(running)
+      yield* Scope.close(scope, Exit.void)
+      assert.isTrue(renewed, "the heartbeat renewed the leases after its failures")
     }).pipe(
       Effect.provide(SimulatedDialer.layerMemory(dialerSettings({ latencyMs: 10 * MINUTE }))),
       isolated
