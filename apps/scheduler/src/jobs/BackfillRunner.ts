@@ -86,7 +86,8 @@ export class BackfillRunner extends Context.Service<BackfillRunner, {
           Effect.gen(function*() {
             if (current === undefined) return
             const now = yield* Clock.currentTimeMillis
-            yield* repo.release(owner, current.orgId, now).pipe(Effect.ignore)
+            // a failed statement is a defect, which Effect.ignore lets through; unreleased, the job's lease runs out
+            yield* repo.release(owner, current.orgId, now).pipe(Effect.catchCause(() => Effect.void))
             yield* Effect.logInfo("backfill job released").pipe(Effect.annotateLogs({ orgId: current.orgId }))
           })
         )
