@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { type CallEnded, Dialer, DialRejected } from "@svc/domain/ports/Dialer.ts"
 import { DispatchRepo, IDLE_RECHECK_MS } from "@svc/store/DispatchRepo.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
-import { Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, Option, References, Scope } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { spawnSync } from "node:child_process"
@@ -591,6 +591,52 @@ describe("Dispatcher", () => {
       assert.isTrue(renewed, "the heartbeat renewed the leases after its failures")
     }).pipe(
       Effect.provide(SimulatedDialer.layerMemory(dialerSettings({ latencyMs: 10 * MINUTE }))),
+      isolated
+    ))
+
+  it.live("a completion check lost with the database after a record is an outage in the log; a later pass completes", () =>
+    Effect.gen(function*() {
+      const t0 = Date.UTC(2026, 4, 4, 15, 0)
+      yield* TestClock.setTime(t0)
+      const orgId = yield* seedOrg()
+      const batch = yield* createBatch(orgId, { count: 2 })
+      // the real repository, with the completion check failing as it does when the connection is gone
+      const real = yield* DispatchRepo
+      let down = true
+      const lost = new SqlError.SqlError({
+        reason: new SqlError.ConnectionError({ cause: new Error("Connection closed"), message: "connection lost" })
+      })
+      const repo = DispatchRepo.of({
+        ...real,
+        completeIfDone: (ids) => down ? Effect.die(lost) : real.completeIfDone(ids)
+      })
+      const lines: Array<{ message: string; annotations: Record<string, unknown> }> = []
+      const capture = Logger.layer([
+        Logger.make(({ fiber, message }) =>
+          lines.push({ message: String(message), annotations: { ...fiber.getRef(References.CurrentLogAnnotations) } })
+        )
+      ])
+      yield* Effect.gen(function*() {
+        const worker = yield* Dispatcher.make(SchedulerConfig.defaults())
+        assert.strictEqual((yield* worker.tick).claimed, 2)
+        yield* worker.settle
+        // recorded once, not requeued; the batch waits for a pass that finds it done
+        assert.strictEqual((yield* stateCounts(batch))["completed"], 2)
+        assert.strictEqual((yield* batchRow(batch)).status, "in_progress")
+        assert.deepStrictEqual(lines.map((l) => [l.message, l.annotations["during"]]), [
+          ["database unavailable", "completing batches"]
+        ])
+        down = false
+        yield* TestClock.adjust(IDLE_RECHECK_MS)
+        assert.strictEqual((yield* worker.tick).completed, 1)
+        assert.strictEqual((yield* batchRow(batch)).status, "completed")
+        assert.strictEqual(lines.length, 1)
+        assert.isFalse(JSON.stringify(lines).includes("    at "), "no stack trace")
+      }).pipe(Effect.provideService(DispatchRepo, repo), Effect.provide(capture))
+    }).pipe(
+      Effect.provide(
+        SimulatedDialer.layerMemory(dialerSettings({ outcomes: { answered: 1, busy: 0, no_answer: 0, failed: 0 } }))
+      ),
       isolated
     ))
 
