@@ -7,7 +7,7 @@
  * `isUnavailable`) moves the worker to "unavailable": the first such failure logs `database unavailable` (one line,
  * the reason, no stack), later ones only count, and while it lasts a summary (`database still unavailable`, with
  * the seconds and failed rounds) is logged at most every SUMMARY_EVERY_MS. The first round that succeeds logs
- * `database available again after N s`. Before this every loop logged its own ~2.5 KB stack trace every second for
+ * `database available again after N s` (a warning, as the server's: an operator reading warnings sees both ends). Before this every loop logged its own ~2.5 KB stack trace every second for
  * as long as the database was away.
  *
  * A failure of a round that started before the database was last seen available says nothing new (it was sent to a
@@ -116,7 +116,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
           since = undefined
           failedRounds = 0
           availableAt = now
-          return Effect.logInfo(`database available again after ${seconds} s`).pipe(
+          return Effect.logWarning(`database available again after ${seconds} s`).pipe(
             Effect.annotateLogs({ seconds, failedRounds: rounds })
           )
         })

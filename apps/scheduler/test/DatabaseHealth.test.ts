@@ -102,7 +102,7 @@ describe("DatabaseHealth", () => {
 
         yield* round(Effect.void)
         assert.deepStrictEqual(lines[2], {
-          level: "Info",
+          level: "Warn",
           message: "database available again after 45 s",
           annotations: { seconds: 45, failedRounds: 135 }
         })
