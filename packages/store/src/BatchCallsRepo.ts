@@ -18,8 +18,9 @@
  */
 import { canonicalize } from "@svc/domain/CallWindow.ts"
 import { BatchCall, type CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import type { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import { BatchCallId } from "@svc/domain/models/Ids.ts"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Data, Effect, Layer, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import * as crypto from "node:crypto"
 
@@ -170,6 +171,47 @@ export interface CreateOptions {
 }
 
 /**
+ * The fields of a create-batch-call request other than its tasks.
+ *
+ * @category models
+ */
+export type CreateBatchCallHead = Omit<CreateBatchCallRequest, "tasks">
+
+/**
+ * A create-batch-call request as it arrives (decision 0303): its tasks in request order, a chunk at a time, then
+ * its other fields, which a body may send after the tasks. `tasks` may fail at any point, and fails at its end at
+ * the latest when the request is invalid; `head` is read only after `tasks` ended.
+ *
+ * @category models
+ */
+export interface CreateBatchCallSource<E> {
+  readonly tasks: Stream.Stream<ReadonlyArray<BatchCallTask>, E>
+  readonly head: Effect.Effect<CreateBatchCallHead, E>
+}
+
+/** Tasks per insert statement (and per chunk of a request created from memory): 2,000 rows, a few MB of binds. */
+export const CHUNK_TASKS = 2_000
+
+const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const chunks: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size))
+  return chunks
+}
+
+/**
+ * A retry of an earlier create: its batch. Fails the transaction so that this attempt's tasks are rolled back;
+ * `keylessHash` is set when the retry window must then be moved to this attempt (the claim's update went too).
+ */
+class EarlierBatch extends Data.TaggedError("BatchCallsRepo/EarlierBatch")<{
+  readonly batch: BatchCall
+  readonly keylessHash: Uint8Array | undefined
+  readonly now: number
+}> {}
+
+/** The source failed; carried through the transaction so that it rolls back, then failed with as is. */
+class SourceFailed extends Data.TaggedError("BatchCallsRepo/SourceFailed")<{ readonly error: unknown }> {}
+
+/**
  * How long an `Idempotency-Key` names its batch (then the key may be used for a new one).
  *
  * @category models
@@ -252,12 +294,8 @@ interface TaskColumns {
   readonly customSipHeaders: Array<string | null>
 }
 
-interface PreparedRequest {
-  readonly hash: Uint8Array
-  readonly columns: TaskColumns
-  /** Distinct (agent id, version or -1 for "any version") pairs in order of first use, with that task's index. */
-  readonly agents: ReadonlyArray<{ readonly agentId: string; readonly version: number; readonly taskIndex: number }>
-}
+/** Distinct (agent id, version or -1 for "any version") pairs in order of first use, with that task's index. */
+type AgentUses = Array<{ readonly agentId: string; readonly version: number; readonly taskIndex: number }>
 
 const INT4_MAX = 2_147_483_647
 
@@ -273,89 +311,122 @@ export const TASK_FIELDS = [
   "custom_sip_headers"
 ] as const
 
-/** The first field of the request holding a string PostgreSQL cannot store, as a JSON client spells its path. */
-const findUnstorable = (request: CreateBatchCallRequest): string | undefined => {
-  for (const [key, value] of Object.entries(request)) {
+/** The first field of the request's own (non-task) fields holding a string PostgreSQL cannot store. */
+const findUnstorableHead = (head: CreateBatchCallHead): string | undefined => {
+  for (const [key, value] of Object.entries(head)) {
     if (key !== "tasks" && hasUnstorable(value)) return key
-  }
-  for (let i = 0; i < request.tasks.length; i++) {
-    for (const [field, value] of Object.entries(request.tasks[i]!)) {
-      if (hasUnstorable(value)) return `tasks[${i}].${field}`
-    }
   }
   return undefined
 }
 
+const unstorable = (field: string) =>
+  new UnstorableText({
+    field,
+    message: `${field} contains a NUL character (\\u0000) or an unpaired surrogate, which cannot be stored`
+  })
+
 /**
- * The task columns (jsonb values as canonical JSON text) and the SHA-256 of the request in a canonical form: the
- * top-level fields as canonical JSON, then each task field as one JSON array over all tasks, so that hashing
- * 100,000 tasks costs a few native `JSON.stringify` calls instead of one per task.
+ * The tasks of one create, taken a chunk at a time as the request arrives: each chunk becomes the column arrays
+ * of one insert, and every task goes into the request's hash and the list of override agents to check. The
+ * first refusal the tasks alone decide (too many tasks, a string PostgreSQL cannot store) is kept and ends the
+ * columns: nothing more needs storing for a request that will be refused.
+ *
+ * The hash (SHA-256) covers a version tag, then per task in order the canonical JSON of its stored values (jsonb
+ * values with object keys sorted), then the canonical JSON of the request's other fields: equal for bodies a
+ * client means as equal, whatever their key order or whitespace, and whatever the chunks they arrived in.
  */
-const prepare = (request: CreateBatchCallRequest): PreparedRequest | UnstorableText => {
-  const count = request.tasks.length
-  const columns: TaskColumns = {
-    toNumber: new Array(count),
-    agentId: new Array(count),
-    agentVersion: new Array(count),
-    agentVersionName: new Array(count),
-    agentOverride: new Array(count),
-    dynamicVariables: new Array(count),
-    metadata: new Array(count),
-    customSipHeaders: new Array(count)
+class TaskPreparer {
+  count = 0
+  refusal: TooManyTasks | UnstorableText | undefined
+  readonly agents: AgentUses = []
+  private readonly seenAgents = new Set<string>()
+  private readonly hash = crypto.createHash("sha256").update("create-batch-call v2\n")
+  private readonly maxTasks: number
+
+  constructor(maxTasks: number) {
+    this.maxTasks = maxTasks
   }
-  const ignoreE164 = new Array<boolean | null>(count)
-  const agents: Array<{ agentId: string; version: number; taskIndex: number }> = []
-  const seenAgents = new Set<string>()
-  for (let i = 0; i < count; i++) {
-    const task = request.tasks[i]!
-    columns.toNumber[i] = task.to_number
-    ignoreE164[i] = task.ignore_e164_validation ?? null
-    columns.agentId[i] = task.override_agent_id ?? null
-    const version = task.override_agent_version
-    columns.agentVersion[i] = typeof version === "number" ? version : null
-    columns.agentVersionName[i] = typeof version === "string" ? version : null
-    columns.agentOverride[i] = task.agent_override === undefined ? null : canonicalJson(task.agent_override)
-    columns.dynamicVariables[i] = task.svc_llm_dynamic_variables === undefined
-      ? null
-      : canonicalJson(task.svc_llm_dynamic_variables)
-    columns.metadata[i] = task.metadata === undefined ? null : canonicalJson(task.metadata)
-    columns.customSipHeaders[i] = task.custom_sip_headers === undefined ? null : canonicalJson(task.custom_sip_headers)
-    if (task.override_agent_id !== undefined) {
-      // a name ("latest", "latest_published", a tag) resolves at dial time: the agent must exist in some version
-      const wanted = typeof version === "number" ? version : -1
-      const pair = `${wanted}:${task.override_agent_id}`
-      if (!seenAgents.has(pair)) {
-        seenAgents.add(pair)
-        agents.push({ agentId: task.override_agent_id, version: wanted, taskIndex: i })
-      }
-    }
-  }
-  const { tasks: _tasks, ...head } = request
-  const pieces = [
-    canonical(head),
-    JSON.stringify(columns.toNumber),
-    JSON.stringify(ignoreE164),
-    JSON.stringify(columns.agentId),
-    JSON.stringify(columns.agentVersion),
-    JSON.stringify(columns.agentVersionName),
-    JSON.stringify(columns.agentOverride),
-    JSON.stringify(columns.dynamicVariables),
-    JSON.stringify(columns.metadata),
-    JSON.stringify(columns.customSipHeaders)
-  ]
-  // JSON.stringify writes U+0000 and unpaired surrogates as \u escapes; without one, nothing needs a closer look
-  if (pieces.some((piece) => piece.includes("\\u"))) {
-    const field = findUnstorable(request)
-    if (field !== undefined) {
-      return new UnstorableText({
-        field,
-        message: `${field} contains a NUL character (\\u0000) or an unpaired surrogate, which cannot be stored`
+
+  /** The chunk's columns and the index of its first task, or `undefined` once the request is refused. */
+  add(tasks: ReadonlyArray<BatchCallTask>): { readonly offset: number; readonly columns: TaskColumns } | undefined {
+    const offset = this.count
+    this.count += tasks.length
+    if (this.refusal === undefined && this.count > this.maxTasks) {
+      this.refusal = new TooManyTasks({
+        count: this.count,
+        max: this.maxTasks,
+        message: `tasks has more than ${this.maxTasks} tasks; a batch holds at most ${this.maxTasks}`
       })
     }
+    if (this.refusal !== undefined) return undefined
+    const count = tasks.length
+    const columns: TaskColumns = {
+      toNumber: new Array(count),
+      agentId: new Array(count),
+      agentVersion: new Array(count),
+      agentVersionName: new Array(count),
+      agentOverride: new Array(count),
+      dynamicVariables: new Array(count),
+      metadata: new Array(count),
+      customSipHeaders: new Array(count)
+    }
+    for (let i = 0; i < count; i++) {
+      const task = tasks[i]!
+      const version = task.override_agent_version
+      const agentVersion = typeof version === "number" ? version : null
+      const agentVersionName = typeof version === "string" ? version : null
+      const agentOverride = task.agent_override === undefined ? null : canonicalJson(task.agent_override)
+      const dynamicVariables = task.svc_llm_dynamic_variables === undefined
+        ? null
+        : canonicalJson(task.svc_llm_dynamic_variables)
+      const metadata = task.metadata === undefined ? null : canonicalJson(task.metadata)
+      const customSipHeaders = task.custom_sip_headers === undefined ? null : canonicalJson(task.custom_sip_headers)
+      const record = JSON.stringify([
+        task.to_number,
+        task.ignore_e164_validation ?? null,
+        task.override_agent_id ?? null,
+        agentVersion,
+        agentVersionName,
+        agentOverride,
+        dynamicVariables,
+        metadata,
+        customSipHeaders
+      ])
+      // JSON.stringify writes U+0000 and unpaired surrogates as \u escapes; without one, nothing needs a closer look
+      if (record.includes("\\u")) {
+        const field = Object.entries(task).find(([, value]) => hasUnstorable(value))?.[0]
+        if (field !== undefined) {
+          this.refusal = unstorable(`tasks[${offset + i}].${field}`)
+          return undefined
+        }
+      }
+      this.hash.update(record).update("\n")
+      columns.toNumber[i] = task.to_number
+      columns.agentId[i] = task.override_agent_id ?? null
+      columns.agentVersion[i] = agentVersion
+      columns.agentVersionName[i] = agentVersionName
+      columns.agentOverride[i] = agentOverride
+      columns.dynamicVariables[i] = dynamicVariables
+      columns.metadata[i] = metadata
+      columns.customSipHeaders[i] = customSipHeaders
+      if (task.override_agent_id !== undefined) {
+        // a name ("latest", "latest_published", a tag) resolves at dial time: the agent must exist in some version
+        const wanted = typeof version === "number" ? version : -1
+        const pair = `${wanted}:${task.override_agent_id}`
+        if (!this.seenAgents.has(pair)) {
+          this.seenAgents.add(pair)
+          this.agents.push({ agentId: task.override_agent_id, version: wanted, taskIndex: offset + i })
+        }
+      }
+    }
+    return { offset, columns }
   }
-  const hash = crypto.createHash("sha256")
-  for (const piece of pieces) hash.update(piece).update("\n")
-  return { hash: hash.digest(), columns, agents }
+
+  /** The request's hash, once every task was added. */
+  digest(head: CreateBatchCallHead): Uint8Array {
+    const { tasks: _tasks, ...fields } = head as CreateBatchCallHead & { readonly tasks?: unknown }
+    return this.hash.update("request\n").update(canonical(fields)).digest()
+  }
 }
 
 /**
@@ -440,6 +511,18 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
     request: CreateBatchCallRequest,
     options: CreateOptions
   ) => Effect.Effect<BatchCall, CreateBatchCallError>
+  /**
+   * `create` of a request read as it arrives, without holding it whole: each chunk of tasks is checked and
+   * inserted in the create's transaction as it comes; the checks that need every task or the other fields (the
+   * count, the from_number, the override agents, the retry lookup) run once `source` has ended. A failure of
+   * `source` rolls everything back and is this effect's failure.
+   */
+  readonly createFrom: <E>(
+    orgId: string,
+    apiKeyId: string,
+    source: CreateBatchCallSource<E>,
+    options: CreateOptions
+  ) => Effect.Effect<BatchCall, CreateBatchCallError | E>
   /** The org's batch with this id. */
   readonly get: (orgId: string, batchCallId: string) => Effect.Effect<StoredBatchCall, BatchCallNotFound>
   /** Number of the batch's tasks in each state (every state present, 0 when none). */
@@ -536,6 +619,16 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
         return seen?.batch_call_id
       })
 
+      /**
+       * Moves a keyless retry's window to this attempt, after the attempt's transaction was rolled back (the
+       * claim's own update went with it), so that the client's next retry, up to a full timeout later, still
+       * finds the batch.
+       */
+      const touchRecent = (orgId: string, apiKeyId: string, hash: Uint8Array, now: number) =>
+        Effect.orDie(sql`
+          UPDATE batch_call_recent_requests SET seen_timestamp = GREATEST(seen_timestamp, ${now})
+          WHERE api_key_id = ${apiKeyId} AND request_hash = ${hash} AND org_id = ${orgId}`)
+
       const checkFromNumber = Effect.fnUntraced(function*(orgId: string, fromNumber: string) {
         const owned = yield* sql`
           SELECT 1 AS owned FROM phone_numbers WHERE org_id = ${orgId} AND phone_number = ${fromNumber}`
@@ -547,7 +640,7 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
         }
       })
 
-      const checkAgents = Effect.fnUntraced(function*(orgId: string, agents: PreparedRequest["agents"]) {
+      const checkAgents = Effect.fnUntraced(function*(orgId: string, agents: AgentUses) {
         if (agents.length === 0) return
         // agents.version is an int4: a larger version cannot exist, and would not bind as an int4 array element
         const queried = agents.filter((a) => a.version <= INT4_MAX)
@@ -578,12 +671,11 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
         })
       })
 
-      const insert = Effect.fnUntraced(function*(
+      const insertBatch = Effect.fnUntraced(function*(
         orgId: string,
         apiKeyId: string,
-        request: CreateBatchCallRequest,
+        head: CreateBatchCallHead,
         batch: BatchCall,
-        columns: TaskColumns,
         now: number
       ) {
         const window = batch.call_time_window === undefined ? null : JSON.stringify(batch.call_time_window)
@@ -593,26 +685,30 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
               scheduled_timestamp, reserved_concurrency, call_time_window, total_task_count, next_dispatch_at,
               created_timestamp)
             VALUES (${batch.batch_call_id}, ${orgId}, ${apiKeyId}, ${batch.name}, ${batch.from_number},
-              ${request.trigger_timestamp ?? null}::bigint, ${batch.scheduled_timestamp},
-              ${request.reserved_concurrency ?? 0}, ${window}::jsonb, ${batch.total_task_count},
+              ${head.trigger_timestamp ?? null}::bigint, ${batch.scheduled_timestamp},
+              ${head.reserved_concurrency ?? 0}, ${window}::jsonb, ${batch.total_task_count},
               ${batch.scheduled_timestamp}, ${now})
             RETURNING batch_call_id
           )
           SELECT pg_notify(${CREATED_CHANNEL}, batch_call_id) FROM b`
-        // One statement for every task: the arrays travel in one Bind message, in binary. The set-returning
-        // functions sit in the select list, where they advance in lockstep and stream (in FROM, unnest would first
-        // materialize every row in a tuplestore, spilling to disk: measured 10-30% slower server-side); unnest pads
-        // a shorter (empty) array with NULLs.
+      })
+
+      // One statement per chunk of tasks: the arrays travel in one Bind message, in binary. The set-returning
+      // functions sit in the select list, where they advance in lockstep and stream (in FROM, unnest would first
+      // materialize every row in a tuplestore, spilling to disk: measured 10-30% slower server-side); unnest pads
+      // a shorter (empty) array with NULLs. The tasks go in before their batch row (no foreign key: decision 0302),
+      // inside the create's transaction, so nothing of a refused or failed create is ever visible.
+      const insertTasks = (orgId: string, batchCallId: string, offset: number, columns: TaskColumns) => {
         const versions = column(int8(columns.agentVersion))
-        yield* sql`
+        return sql`
           INSERT INTO batch_call_tasks (org_id, batch_call_id, task_index, to_number, override_agent_id,
             override_agent_version, override_agent_version_name, agent_override, dynamic_variables, metadata,
             custom_sip_headers)
-          SELECT ${orgId}, ${batch.batch_call_id}, t.task_index, t.to_number, t.agent_id, t.agent_version,
+          SELECT ${orgId}, ${batchCallId}, t.task_index, t.to_number, t.agent_id, t.agent_version,
             t.agent_version_name, t.agent_override::jsonb, t.dynamic_variables::jsonb, t.metadata::jsonb,
             t.custom_sip_headers::jsonb
           FROM (
-            SELECT generate_series(0, ${columns.toNumber.length - 1}) AS task_index,
+            SELECT generate_series(${offset}::int4, ${offset + columns.toNumber.length - 1}::int4) AS task_index,
               unnest(${columns.toNumber}::text[]) AS to_number,
               unnest(${column(columns.agentId)}::text[]) AS agent_id,
               unnest(${versions}::int8[]) AS agent_version,
@@ -622,55 +718,83 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
               unnest(${column(columns.metadata)}::text[]) AS metadata,
               unnest(${column(columns.customSipHeaders)}::text[]) AS custom_sip_headers
           ) AS t`
-      })
+      }
 
-      const create = Effect.fn("BatchCallsRepo.create")(
-        function*(
-          orgId: string,
-          apiKeyId: string,
-          request: CreateBatchCallRequest,
-          options: CreateOptions
-        ) {
-          const count = request.tasks.length
-          if (count === 0) {
-            return yield* new NoTasks({ message: "tasks must contain at least one task" })
-          }
-          if (count > options.maxTasks) {
-            return yield* new TooManyTasks({
-              count,
-              max: options.maxTasks,
-              message: `tasks has ${count} tasks; a batch holds at most ${options.maxTasks}`
-            })
-          }
-          const prepared = prepare(request)
-          if (prepared instanceof UnstorableText) return yield* prepared
+      const createFrom = <E>(
+        orgId: string,
+        apiKeyId: string,
+        source: CreateBatchCallSource<E>,
+        options: CreateOptions
+      ): Effect.Effect<BatchCall, CreateBatchCallError | E> =>
+        Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
-          const batch = new BatchCall({
-            batch_call_id: newBatchCallId(),
-            name: request.name ?? "",
-            from_number: request.from_number,
-            scheduled_timestamp: request.trigger_timestamp ?? now,
-            total_task_count: count,
-            ...(request.call_time_window === undefined
-              ? {}
-              : { call_time_window: canonicalize(request.call_time_window) })
-          })
+          const batchCallId = newBatchCallId()
+          const tasks = new TaskPreparer(options.maxTasks)
           return yield* sql.withTransaction(Effect.gen(function*() {
-            const earlier = yield* claim(orgId, apiKeyId, batch.batch_call_id, prepared.hash, now, options)
+            // a refused request is still read to its end: a later part of it may be invalid, which the caller
+            // reports first (the source fails), as it did when the whole body was decoded before anything else
+            yield* Stream.runForEach(Stream.mapError(source.tasks, (error) => new SourceFailed({ error })), (chunk) => {
+              const prepared = tasks.add(chunk)
+              return prepared === undefined
+                ? Effect.void
+                : Effect.asVoid(insertTasks(orgId, batchCallId, prepared.offset, prepared.columns))
+            })
+            const head = yield* Effect.mapError(source.head, (error) => new SourceFailed({ error }))
+            // refusals in the order the whole request was checked before it was streamed
+            if (tasks.count === 0) return yield* new NoTasks({ message: "tasks must contain at least one task" })
+            if (tasks.refusal instanceof TooManyTasks) {
+              return yield* new TooManyTasks({
+                count: tasks.count,
+                max: options.maxTasks,
+                message: `tasks has ${tasks.count} tasks; a batch holds at most ${options.maxTasks}`
+              })
+            }
+            const headField = findUnstorableHead(head)
+            if (headField !== undefined) return yield* unstorable(headField)
+            if (tasks.refusal !== undefined) return yield* tasks.refusal
+            const batch = new BatchCall({
+              batch_call_id: batchCallId,
+              name: head.name ?? "",
+              from_number: head.from_number,
+              scheduled_timestamp: head.trigger_timestamp ?? now,
+              total_task_count: tasks.count,
+              ...(head.call_time_window === undefined ? {} : { call_time_window: canonicalize(head.call_time_window) })
+            })
+            const hash = tasks.digest(head)
+            const earlier = yield* claim(orgId, apiKeyId, batchCallId, hash, now, options)
             if (earlier !== undefined) {
               const stored = yield* selectBatch(orgId, earlier)
               // the record's foreign key cascades from the batch, so its batch exists
-              if (stored !== undefined) return stored.batch
+              if (stored !== undefined) {
+                const keyless = options.idempotencyKey === undefined || options.idempotencyKey === ""
+                return yield* new EarlierBatch({ batch: stored.batch, keylessHash: keyless ? hash : undefined, now })
+              }
             }
-            yield* checkFromNumber(orgId, request.from_number)
-            yield* checkAgents(orgId, prepared.agents)
-            yield* insert(orgId, apiKeyId, request, batch, prepared.columns, now)
+            yield* checkFromNumber(orgId, head.from_number)
+            yield* checkAgents(orgId, tasks.agents)
+            yield* insertBatch(orgId, apiKeyId, head, batch, now)
             return batch
           }))
-        },
-        // database and row-decoding failures are not the caller's to handle (house style §5.3)
-        Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die })
-      )
+        }).pipe(
+          // database and row-decoding failures are not the caller's to handle (house style §5.3)
+          Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die }),
+          Effect.catchTags({
+            "BatchCallsRepo/EarlierBatch": (earlier: EarlierBatch) =>
+              earlier.keylessHash === undefined
+                ? Effect.succeed(earlier.batch)
+                : Effect.as(touchRecent(orgId, apiKeyId, earlier.keylessHash, earlier.now), earlier.batch),
+            "BatchCallsRepo/SourceFailed": (failed: SourceFailed) => Effect.fail(failed.error as E)
+          }),
+          Effect.withSpan("BatchCallsRepo.createFrom")
+        )
+
+      const create = (orgId: string, apiKeyId: string, request: CreateBatchCallRequest, options: CreateOptions) => {
+        const { tasks, ...head } = request
+        return createFrom(orgId, apiKeyId, {
+          tasks: Stream.fromIterable(chunksOf(tasks, CHUNK_TASKS)),
+          head: Effect.succeed(head)
+        }, options)
+      }
 
       const get = Effect.fn("BatchCallsRepo.get")(
         function*(orgId: string, batchCallId: string) {
@@ -711,7 +835,7 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
         return keys.length + recent.length
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("BatchCallsRepo.purgeExpired"))
 
-      return BatchCallsRepo.of({ create, get, taskCounts, purgeExpired })
+      return BatchCallsRepo.of({ create, createFrom, get, taskCounts, purgeExpired })
     })
   )
 }

@@ -263,8 +263,9 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo idempotency", (it) => {
 
 layer(Repo, { timeout: 120_000, excludeTestServices: true })("BatchCallsRepo concurrent duplicates", (it) => {
   /**
-   * Runs `first` until it waits inside its tasks insert (a table lock held by a third session), starts `second`
-   * and waits until it blocks on the idempotency record `first` claimed, then lets both finish.
+   * Runs `first` until it waits inside its batch insert, the last step after its claim (a table lock held by a
+   * third session), starts `second` and waits until it blocks on the idempotency record `first` claimed, then
+   * lets both finish. (The tasks of a create go in as they arrive, before its claim: decision 0303.)
    */
   const overlap = <A, E, R>(
     first: Effect.Effect<A, E, R>,
@@ -276,13 +277,13 @@ layer(Repo, { timeout: 120_000, excludeTestServices: true })("BatchCallsRepo con
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const holder = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
-        yield* sql`LOCK TABLE batch_call_tasks IN SHARE MODE`
+        yield* sql`LOCK TABLE batch_calls IN SHARE MODE`
         yield* Deferred.succeed(locked, undefined)
         yield* Deferred.await(release)
       })))
       yield* Deferred.await(locked)
       const a = yield* Effect.forkChild(first)
-      yield* blockedOn("INSERT INTO batch_call_tasks")
+      yield* blockedOn("INSERT INTO batch_calls")
       const b = yield* Effect.forkChild(second)
       yield* blockedOn(`INSERT INTO ${claimTable}`)
       yield* Deferred.succeed(release, undefined)
