@@ -742,7 +742,7 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
             const head = yield* Effect.mapError(source.head, (error) => new SourceFailed({ error }))
             // refusals in the order the whole request was checked before it was streamed
             if (tasks.count === 0) return yield* new NoTasks({ message: "tasks must contain at least one task" })
-            if (tasks.refusal instanceof TooManyTasks) {
+            if (tasks.count > options.maxTasks) {
               return yield* new TooManyTasks({
                 count: tasks.count,
                 max: options.maxTasks,
@@ -751,7 +751,7 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
             }
             const headField = findUnstorableHead(head)
             if (headField !== undefined) return yield* unstorable(headField)
-            if (tasks.refusal !== undefined) return yield* tasks.refusal
+            if (tasks.refusal instanceof UnstorableText) return yield* tasks.refusal
             const batch = new BatchCall({
               batch_call_id: batchCallId,
               name: head.name ?? "",

@@ -1,7 +1,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
-import { Effect, Exit, Layer, Schema } from "effect"
+import { Data, Effect, Exit, Layer, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { BatchCallsRepo } from "../src/BatchCallsRepo.ts"
@@ -298,6 +298,53 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       assert.include(nul, { _tag: "UnstorableText", field: "tasks[1].metadata" })
       const surrogate = yield* Effect.flip(repo.create(orgId, "key_1", request({ name: "x\ud800" }), { maxTasks: 100 }))
       assert.include(surrogate, { _tag: "UnstorableText", field: "name" })
+      assert.deepStrictEqual(yield* counts, before)
+    }))
+
+  it.effect("createFrom: stores chunks as they come, in order, and refuses in the order of the whole request", () =>
+    Effect.gen(function*() {
+      const repo = yield* BatchCallsRepo
+      const sql = yield* SqlClient.SqlClient
+      const orgId = yield* seedOrg
+      const { tasks, ...fields } = request({ tasks: tasksOf(7) })
+      const head = Effect.succeed(fields)
+      const chunked = yield* repo.createFrom(orgId, "key_1", {
+        tasks: Stream.make(tasks.slice(0, 3), tasks.slice(3, 4), tasks.slice(4)),
+        head
+      }, { maxTasks: 100 })
+      const rows = yield* sql<{ task_index: number; to_number: string }>`
+        SELECT task_index, to_number FROM batch_call_tasks WHERE batch_call_id = ${chunked.batch_call_id}
+        ORDER BY task_index`
+      assert.deepStrictEqual(rows, tasks.map((t, i) => ({ task_index: i, to_number: t.to_number })))
+      // the same body in other chunks is the same request (its hash): a retry of it returns the batch
+      const retry = yield* repo.createFrom(orgId, "key_1", {
+        tasks: Stream.make(tasks.slice(0, 6), tasks.slice(6)),
+        head
+      }, { maxTasks: 100, retryCount: 1 })
+      assert.strictEqual(retry.batch_call_id, chunked.batch_call_id)
+
+      const before = yield* counts
+      const nul = [{ to_number: phone(0), metadata: { note: "a\u0000b" } }, { to_number: phone(1) }, {
+        to_number: phone(2)
+      }]
+      // too many tasks is decided before text that cannot be stored, though the text came first, a chunk earlier
+      const tooMany = yield* Effect.flip(repo.createFrom(orgId, "key_1", {
+        tasks: Stream.make(request({ tasks: nul }).tasks.slice(0, 1), request({ tasks: nul }).tasks.slice(1)),
+        head
+      }, { maxTasks: 2 }))
+      assert.include(tooMany, { _tag: "TooManyTasks", count: 3, max: 2 })
+      // the request's own fields are checked before its tasks, though the tasks came first
+      const name = yield* Effect.flip(repo.create(orgId, "key_1", request({ name: "x\ud800", tasks: nul }), {
+        maxTasks: 100
+      }))
+      assert.include(name, { _tag: "UnstorableText", field: "name" })
+      // a source that fails at its end takes back the chunks already inserted, and its error is the answer
+      class Broken extends Data.TaggedError("Broken") {}
+      const broken = yield* Effect.flip(repo.createFrom(orgId, "key_1", {
+        tasks: Stream.concat(Stream.make(tasks.slice(0, 4)), Stream.fail(new Broken())),
+        head
+      }, { maxTasks: 100 }))
+      assert.strictEqual(broken._tag, "Broken")
       assert.deepStrictEqual(yield* counts, before)
     }))
 
