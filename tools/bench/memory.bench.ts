@@ -1,26 +1,42 @@
-// Issue 16, item 3: peak memory of create-batch-call. A real svc-server process on its own database gets one
-// 100,000-task batch with overrides (each task with an agent_override and dynamic variables), then four at once;
-// the server's RSS is sampled from /proc (VmHWM after clearing it, so each scenario's peak is its own). Goal: a
-// peak under 4x the raw body size per request, and the memory released afterwards (RSS back near where it was).
+// Memory of create-batch-call (issue 16, item 3): the real server as its own process, sent one 100,000-task batch
+// with overrides, then 4 of them at once; beside the same measurements of a baseline build (the code before the
+// change, `git archive` of --baseline, default 70a742e) in the same run, on the same embedded PostgreSQL.
 //
-//   node tools/bench/memory.bench.ts [--tasks=100000] [--root=/path/to/another/checkout]
+//   npm run bench:memory     [--tasks=100000] [--concurrent=4] [--settle=10] [--baseline=70a742e]
+//                            [--variant="--max-semi-space-size=16"]
 //
-// With --root, the same scenarios run against that checkout's server too (the baseline in the same run, e.g.
-// the commit before a change); both servers use the same database server.
+// --variant adds a third server: this build started with those Node options, to measure a runtime knob.
+//
+// RSS is read from /proc/<pid>/status: the peak is VmHWM (reset through /proc/<pid>/clear_refs before each step)
+// and the largest VmRSS seen by a 10 ms sampler; "after" is VmRSS once the server has been idle --settle seconds.
+// Heap figures come from a probe preloaded into both builds (support/memoryProbe.mjs), read on SIGUSR2. Prints a
+// Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
-import { Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { spawn } from "node:child_process"
+import { Effect, Layer, Redacted } from "effect"
+import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { argument } from "./support/BenchSupport.ts"
+import { FROM_NUMBER, heavyBatchBody } from "./support/BatchBodies.ts"
+import { argument, benchDatabase } from "./support/BenchSupport.ts"
 
+const root = path.resolve(import.meta.dirname, "..", "..")
 const TASKS = argument("tasks", 100_000)
-const here = path.resolve(import.meta.dirname, "..", "..")
-const baselineRoot = process.argv.find((a) => a.startsWith("--root="))?.slice("--root=".length)
+const CONCURRENT = argument("concurrent", 4)
+const SETTLE_SECONDS = argument("settle", 10)
+const option = (name: string) => {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`))
+  return arg === undefined ? undefined : arg.slice(name.length + 3)
+}
+const BASELINE = option("baseline") ?? "70a742e"
+const VARIANT = option("variant")
+const MiB = 1024 * 1024
+
+const say = (s: string) => process.stderr.write(`[bench] ${s}\n`)
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -30,136 +46,278 @@ const freePort = () =>
     })
   })
 
-const status = (pid: number) => {
-  const text = fs.readFileSync(`/proc/${pid}/status`, "utf8")
-  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0)
-  return { rss: kb("VmRSS") * 1024, peak: kb("VmHWM") * 1024 }
-}
-const clearPeak = (pid: number) => fs.writeFileSync(`/proc/${pid}/clear_refs`, "5")
-const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+// ---------------------------------------------------------------------------------------------------------------
+// The baseline build: the tree at --baseline, with its own workspace links and everything else shared
+// ---------------------------------------------------------------------------------------------------------------
 
-/** A realistic worst case: every task overrides its agent and carries dynamic variables and metadata. */
-const body = (n: number, salt: string) =>
-  JSON.stringify({
-    from_number: "+14155550100",
-    name: `memory bench ${salt}`,
-    tasks: Array.from({ length: n }, (_, i) => ({
-      to_number: `+1917${String(i).padStart(7, "0")}`,
-      override_agent_id: "agent_a",
-      override_agent_version: 1,
-      agent_override: {
-        agent: {
-          voice_id: "11labs-Adrian",
-          language: "en-US",
-          responsiveness: 0.8,
-          interruption_sensitivity: 0.6,
-          begin_message_delay_ms: 300,
-          end_call_after_silence_ms: 20_000,
-          webhook_url: "https://hooks.example.com/svc/calls"
-        },
-        svc_llm: { begin_message: `Hello, this is Acme calling for customer ${i}.`, model_temperature: 0.2 }
-      },
-      svc_llm_dynamic_variables: { customer_name: `Customer ${i}`, appointment: "2026-12-01 10:00", salt },
-      metadata: { crm_id: `crm-${i}`, campaign: "winter" }
-    }))
+const baselineTree = (rev: string): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-memory-baseline-"))
+  const archive = execFileSync("git", ["-C", root, "archive", rev, "apps", "packages", "tools", "package.json"], {
+    maxBuffer: 512 * MiB
   })
+  execFileSync("tar", ["-x", "-C", dir], { input: archive })
+  const modules = path.join(dir, "node_modules")
+  fs.mkdirSync(modules)
+  for (const entry of fs.readdirSync(path.join(root, "node_modules"))) {
+    if (entry === "@svc") continue
+    fs.symlinkSync(path.join(root, "node_modules", entry), path.join(modules, entry))
+  }
+  // the workspace packages must resolve inside the baseline tree, not to the working copy's sources
+  fs.mkdirSync(path.join(modules, "@svc"))
+  for (const entry of fs.readdirSync(path.join(root, "node_modules", "@svc"))) {
+    const target = fs.readlinkSync(path.join(root, "node_modules", "@svc", entry))
+    fs.symlinkSync(target, path.join(modules, "@svc", entry))
+  }
+  return dir
+}
 
-const scope = Scope.makeUnsafe()
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-memory-"))
-fs.chmodSync(dataDir, 0o755)
-try {
-  const server = await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))
-  const url = Redacted.value(server.url)
-  const { key } = await Effect.runPromise(Effect.scoped(Effect.flatMap(
-    Layer.build(ApiKeys.layer.pipe(Layer.provideMerge(Database.layerFromUrl(server.url)))),
-    (context) =>
-      Effect.provideContext(
-        Effect.gen(function*() {
-          const keys = yield* ApiKeys
-          const orgId = yield* keys.createOrg("memory bench")
-          yield* keys.addPhoneNumber(orgId, "+14155550100")
-          yield* keys.addAgent(orgId, "agent_a", 1)
-          return { key: yield* keys.createKey(orgId) }
-        }),
-        context
-      )
-  )))
+// ---------------------------------------------------------------------------------------------------------------
+// A server process and its memory
+// ---------------------------------------------------------------------------------------------------------------
 
-  /** One scenario on a fresh server process, so each peak and each "after" is its own. */
-  const scenario = async (label: string, root: string, concurrent: number, env: Record<string, string>) => {
-    process.stderr.write(`[bench] ${label}, ${concurrent} at once\n`)
-    const port = await freePort()
-    const child = spawn(process.execPath, [path.join(root, "apps/server/src/main.ts")], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: "Warn", ...env },
+interface Server {
+  readonly pid: number
+  readonly port: number
+  readonly memory: (forceGc: boolean) => Promise<NodeJS.MemoryUsage>
+  readonly stop: () => Promise<void>
+}
+
+const status = (pid: number, field: "VmRSS" | "VmHWM"): number => {
+  const text = fs.readFileSync(`/proc/${pid}/status`, "utf8")
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)
+  return match === null ? 0 : Number(match[1]) * 1024
+}
+
+const startServer = async (cwd: string, url: string, nodeOptions: string | undefined): Promise<Server> => {
+  const port = await freePort()
+  const memoryFile = path.join(os.tmpdir(), `svc-bench-memory-${process.pid}-${port}.jsonl`)
+  const child = spawn(
+    process.execPath,
+    [
+      ...(nodeOptions === undefined ? [] : nodeOptions.split(" ")),
+      "--expose-gc",
+      "--import",
+      path.join(root, "tools/bench/support/memoryProbe.mjs"),
+      "apps/server/src/main.ts"
+    ],
+    {
+      cwd,
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        PORT: String(port),
+        LOG_LEVEL: "Warn",
+        SVC_BENCH_MEMORY_FILE: memoryFile
+      },
       stdio: ["ignore", "ignore", "inherit"]
-    })
+    }
+  )
+  let exited: number | null | undefined
+  child.once("exit", (code) => (exited = code))
+  for (;;) {
+    if (exited !== undefined) throw new Error(`server in ${cwd} exited ${exited}`)
     try {
-      for (;;) {
-        try {
-          await fetch(`http://127.0.0.1:${port}/healthz`)
-          break
-        } catch {
-          await sleep(100)
-        }
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break
+    } catch {
+      // not listening yet
+    }
+    await sleep(100)
+  }
+  const memory = async (forceGc: boolean) => {
+    const lines = fs.existsSync(memoryFile) ? fs.readFileSync(memoryFile, "utf8").split("\n").length : 1
+    if (forceGc) fs.writeFileSync(`${memoryFile}.gc`, "")
+    child.kill("SIGUSR2")
+    for (;;) {
+      await sleep(50)
+      const all = fs.existsSync(memoryFile) ? fs.readFileSync(memoryFile, "utf8").split("\n") : []
+      if (all.length > lines) {
+        fs.rmSync(`${memoryFile}.gc`, { force: true })
+        return JSON.parse(all[all.length - 2]!) as NodeJS.MemoryUsage
       }
-      const pid = child.pid!
-      const send = async (text: string) => {
-        const response = await fetch(`http://127.0.0.1:${port}/create-batch-call`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-          body: text
-        })
-        const answer = await response.text()
-        if (response.status !== 200) throw new Error(`${label}: ${response.status} ${answer.slice(0, 300)}`)
-      }
-      // warm-up: a small batch, so the JIT and the pool are in the baseline
-      await send(body(1_000, `${label}-${concurrent}-warm`))
-      const bodies = Array.from({ length: concurrent }, (_, i) => body(TASKS, `${label}-${concurrent}-${i}`))
-      const bytes = Buffer.byteLength(bodies[0]!)
-      await sleep(2_000)
-      const before = status(pid).rss
-      clearPeak(pid)
-      const started = Date.now()
-      const failures = (await Promise.allSettled(bodies.map(send))).filter((r) => r.status === "rejected")
-      if (failures.length > 0) {
-        return `  ${label}, ${concurrent} at once: ${failures.length} failed: ${
-          String((failures[0] as PromiseRejectedResult).reason?.cause ?? (failures[0] as PromiseRejectedResult).reason)
-        }`
-      }
-      const seconds = (Date.now() - started) / 1000
-      const peak = status(pid).peak
-      await sleep(10_000)
-      const after = status(pid).rss
-      return `  ${label}, ${concurrent} at once: body ${mb(bytes)} each; RSS ${mb(before)} -> peak ${mb(peak)} (+${
-        mb(peak - before)
-      }, ${((peak - before) / bytes / concurrent).toFixed(2)}x the bodies) -> ${mb(after)} 10 s later; ${
-        seconds.toFixed(1)
-      } s`
-    } finally {
-      child.kill("SIGTERM")
-      await new Promise((resolve) => child.once("exit", resolve))
     }
   }
+  return {
+    pid: child.pid!,
+    port,
+    memory,
+    stop: async () => {
+      child.kill("SIGTERM")
+      while (exited === undefined) await sleep(50)
+      fs.rmSync(memoryFile, { force: true })
+    }
+  }
+}
 
-  const runAgainst = async (label: string, root: string, env: Record<string, string> = {}) => [
-    await scenario(label, root, 1, env),
-    await scenario(label, root, 4, env)
+/** POSTs `body` with a Content-Length, as the vendor's client does; resolves with the status and the time. */
+const post = (port: number, key: string, body: Buffer) =>
+  new Promise<{ status: number; ms: number; text: string }>((resolve, reject) => {
+    const started = performance.now()
+    const request = http.request({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: "/create-batch-call",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": body.length }
+    }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          ms: performance.now() - started,
+          text: Buffer.concat(chunks).toString("utf8")
+        }))
+      response.on("error", reject)
+    })
+    request.on("error", reject)
+    request.end(body)
+  })
+
+interface Step {
+  readonly peak: number
+  readonly seconds: number
+  readonly statuses: ReadonlyArray<number>
+}
+
+/** Runs `requests` at once; the server's peak RSS meanwhile (VmHWM reset before, and a 10 ms VmRSS sampler). */
+const measured = async (server: Server, requests: () => Promise<ReadonlyArray<{ status: number; text: string }>>) => {
+  fs.writeFileSync(`/proc/${server.pid}/clear_refs`, "5")
+  let sampled = 0
+  const sampler = setInterval(() => {
+    sampled = Math.max(sampled, status(server.pid, "VmRSS"))
+  }, 10)
+  const started = performance.now()
+  const answers = await requests()
+  const seconds = (performance.now() - started) / 1000
+  clearInterval(sampler)
+  for (const answer of answers) {
+    if (answer.status !== 200) say(`answer ${answer.status}: ${answer.text.slice(0, 300)}`)
+  }
+  return { peak: Math.max(sampled, status(server.pid, "VmHWM")), seconds, statuses: answers.map((a) => a.status) }
+}
+
+interface Run {
+  readonly name: string
+  readonly idle: number
+  readonly idleHeap: number
+  readonly single: Step
+  readonly singleAfter: number
+  readonly concurrent: Step
+  readonly concurrentAfter: number
+  readonly heapAfter: number
+  readonly rssAfterGc: number
+  readonly heapAfterGc: number
+}
+
+const measure = async (
+  name: string,
+  cwd: string,
+  url: string,
+  key: string,
+  body: Buffer,
+  nodeOptions?: string
+): Promise<Run> => {
+  say(`${name}: starting the server`)
+  const server = await startServer(cwd, url, nodeOptions)
+  try {
+    // warm: JIT, pool, prepared statements
+    const small = Buffer.from(heavyBatchBody(10, "warm-up"))
+    for (let i = 0; i < 3; i++) await post(server.port, key, small)
+    await sleep(1000)
+    const idleUsage = await server.memory(false)
+    const idle = status(server.pid, "VmRSS")
+    say(`${name}: one batch of ${(body.length / MiB).toFixed(0)} MiB`)
+    const single = await measured(server, async () => [await post(server.port, key, body)])
+    await sleep(SETTLE_SECONDS * 1000)
+    const singleAfter = status(server.pid, "VmRSS")
+    say(`${name}: ${CONCURRENT} at once`)
+    const concurrent = await measured(
+      server,
+      () => Promise.all(Array.from({ length: CONCURRENT }, () => post(server.port, key, body)))
+    )
+    await sleep(SETTLE_SECONDS * 1000)
+    const concurrentAfter = status(server.pid, "VmRSS")
+    const heapAfter = (await server.memory(false)).heapUsed
+    const afterGc = await server.memory(true)
+    return {
+      name,
+      idle,
+      idleHeap: idleUsage.heapUsed,
+      single,
+      singleAfter,
+      concurrent,
+      concurrentAfter,
+      heapAfter,
+      rssAfterGc: afterGc.rss,
+      heapAfterGc: afterGc.heapUsed
+    }
+  } finally {
+    await server.stop()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------------------------
+
+const database = await benchDatabase("memory")
+const baselineDir = baselineTree(BASELINE)
+try {
+  const { key } = await Effect.runPromise(
+    Effect.scoped(
+      Effect.flatMap(
+        Layer.build(ApiKeys.layer.pipe(Layer.provideMerge(Database.layerFromUrl(database.url)))),
+        (context) =>
+          Effect.provideContext(
+            Effect.gen(function*() {
+              const keys = yield* ApiKeys
+              const orgId = yield* keys.createOrg("memory bench", 50)
+              yield* keys.addPhoneNumber(orgId, FROM_NUMBER)
+              yield* keys.addAgent(orgId, "agent_a", 1)
+              return { key: yield* keys.createKey(orgId) }
+            }),
+            context
+          )
+      )
+    )
+  )
+  const body = Buffer.from(heavyBatchBody(TASKS))
+  const loadBefore = os.loadavg()[0]!
+  const url = Redacted.value(database.url)
+  const runs = [
+    await measure(`baseline (${BASELINE})`, baselineDir, url, key, body),
+    await measure("this build", root, url, key, body),
+    ...(VARIANT === undefined ? [] : [await measure(`this build, node ${VARIANT}`, root, url, key, body, VARIANT)])
   ]
-
-  const rows = await runAgainst("this checkout", here)
-  if (baselineRoot !== undefined) rows.push(...await runAgainst(`baseline ${baselineRoot}`, baselineRoot))
+  const loadAfter = os.loadavg()[0]!
+  const mib = (n: number) => (n / MiB).toFixed(0)
+  const ratio = (n: number) => (n / body.length).toFixed(2)
+  const row = (run: Run) => {
+    const single = run.single.peak - run.idle
+    const perRequest = (run.concurrent.peak - run.idle) / CONCURRENT
+    return `| ${run.name} | ${mib(run.idle)} / ${mib(run.idleHeap)} | ${mib(single)} | ${ratio(single)}x | ${
+      run.single.seconds.toFixed(1)
+    } | ` +
+      `${mib(run.singleAfter)} | ${mib(run.concurrent.peak - run.idle)} | ${ratio(perRequest)}x | ` +
+      `${run.concurrent.seconds.toFixed(1)} | ${mib(run.concurrentAfter)} | ${mib(run.heapAfter)} | ` +
+      `${mib(run.rssAfterGc)} / ${mib(run.heapAfterGc)} | ${
+        [...run.single.statuses, ...run.concurrent.statuses].join(" ")
+      } |`
+  }
   process.stdout.write(
-    [
-      `create-batch-call memory, ${TASKS} tasks with overrides (load ${
-        os.loadavg().map((l) => l.toFixed(2)).join(" ")
-      })`,
-      ...rows,
-      ""
-    ].join("\n")
+    `create-batch-call memory: ${TASKS.toLocaleString("en-US")} tasks with overrides, body ` +
+      `${body.length.toLocaleString("en-US")} bytes (${mib(body.length)} MiB); then ${CONCURRENT} at once; ` +
+      `Node ${process.version}, ${os.cpus()[0]?.model ?? "unknown CPU"} x ${os.cpus().length}, ` +
+      `${(os.totalmem() / 1024 / MiB).toFixed(0)} GiB; 1-minute load average ${loadBefore.toFixed(2)} before, ` +
+      `${loadAfter.toFixed(2)} after; settle ${SETTLE_SECONDS} s. MiB unless marked; deltas over the idle RSS.\n\n` +
+      "| build | idle RSS / heap used | 1 request: peak delta | / body | s | RSS after | " +
+      `${CONCURRENT} at once: peak delta | per request / body | s | RSS after | heap used after | ` +
+      "RSS / heap after forced GC | statuses |\n" +
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n" +
+      runs.map(row).join("\n") + "\n\n" +
+      "Goal: under 4x the body per request, released afterwards.\n"
   )
 } finally {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-  fs.rmSync(dataDir, { recursive: true, force: true })
+  fs.rmSync(baselineDir, { recursive: true, force: true })
+  await database.close()
 }
