@@ -20,6 +20,7 @@ import * as BatchTests from "./handlers/BatchTests.ts"
 import * as Contacts from "./handlers/Contacts.ts"
 import * as Health from "./Health.ts"
 import * as Authorization from "./http/Authorization.ts"
+import { BodyBudget } from "./http/BodyBudget.ts"
 import * as BodyLimits from "./http/BodyLimits.ts"
 import { DatabaseAvailability } from "./http/DatabaseAvailability.ts"
 import * as DeprecationHeaders from "./http/DeprecationHeaders.ts"
@@ -63,4 +64,4 @@ export const routes = Layer.mergeAll(
   ErrorResponses.layer,
   DeprecationHeaders.layer,
   BodyLimits.layer
-).pipe(Layer.provide(Repositories))
+).pipe(Layer.provide(Repositories), Layer.provide(BodyBudget.layer))

@@ -1,133 +1,409 @@
-// Issue 16, item 3 (per-endpoint limits): one 256 MiB limit for every endpoint let a 200 MB body to
-// list-contacts raise the server's RSS by ~750 MB. Each endpoint now takes what it can legitimately
-// carry; a larger body is a 400 naming the endpoint's limit, whether its length is declared or it
-// arrives in chunks.
-import { assert, describe, it } from "@effect/vitest"
+// Request bodies are bounded per endpoint and per process (issue 16, item 3; decision 0303), on a real socket:
+// an over-limit body is refused as soon as its Content-Length says so, or, sent chunked, as soon as its bytes
+// pass the limit (before it ends), with a 400 naming the endpoint's limit; a body that does not fit in the
+// process's budget while others arrive is refused with 503 and Retry-After; nothing of a refused create is stored.
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import * as http from "node:http"
 import * as TestServer from "./support/TestServer.ts"
 
-const SMALL = 64 * 1024
-const CONTACT = 1024 * 1024
+const KiB = 1024
+const MiB = 1024 * KiB
+const FROM = "+14155550100"
 
-/** A JSON object of exactly `bytes` bytes: `{"pad":"xxx…"}`. */
-const jsonOf = (bytes: number) => `{"pad":"${"x".repeat(bytes - 10)}"}`
+interface Answer {
+  readonly status: number
+  readonly headers: http.IncomingHttpHeaders
+  readonly message: string
+}
 
-describe("request body limits per endpoint", () => {
-  it("small endpoints refuse a body over 64 KiB, declared or chunked, and accept one at the limit", async () => {
-    const server = await TestServer.start()
-    try {
-      const { key } = await server.org()
-      const over = await server.request("POST", "/list-contacts", { raw: jsonOf(SMALL + 1) })
-      assert.strictEqual(over.status, 400)
-      assert.deepStrictEqual(over.json, {
-        status: "error",
-        message: `request body is larger than /list-contacts accepts (${SMALL} bytes, SVC_MAX_SMALL_BODY_BYTES)`
-      })
-      // At the limit the size passes; the unknown field is what the endpoint then refuses or ignores.
-      const at = await server.request("POST", "/list-contacts", { raw: jsonOf(SMALL) })
-      assert.notInclude(at.text, "larger than")
-
-      // Chunked: no Content-Length; 200 chunks of 1 KiB.
-      const chunk = new TextEncoder().encode("x".repeat(1024))
-      let sent = 0
-      const stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new TextEncoder().encode("{\"pad\":\""))
-        },
-        pull(controller) {
-          if (sent++ < 200) controller.enqueue(chunk)
-          else {
-            controller.enqueue(new TextEncoder().encode("\"}"))
-            controller.close()
-          }
+/**
+ * Sends a request whose body is `parts`, written one after another; ends it only when `end` is set. Resolves with
+ * the answer as soon as it arrives (the rest of the body may never be sent), or "no answer" after `waitMs`.
+ */
+const send = (
+  port: number,
+  options: {
+    readonly method: string
+    readonly path: string
+    readonly key: string
+    readonly contentLength?: number
+    readonly parts: ReadonlyArray<Buffer>
+    readonly end: boolean
+    readonly waitMs?: number
+  }
+) =>
+  new Promise<Answer | "no answer">((resolve) => {
+    const request = http.request({
+      host: "127.0.0.1",
+      port,
+      method: options.method,
+      path: options.path,
+      headers: {
+        authorization: `Bearer ${options.key}`,
+        "content-type": "application/json",
+        ...(options.contentLength === undefined ? {} : { "content-length": options.contentLength })
+      }
+    }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () => {
+        clearTimeout(timer)
+        const text = Buffer.concat(chunks).toString("utf8")
+        let message = text
+        try {
+          message = (JSON.parse(text) as { message: string }).message
+        } catch {
+          // not JSON: keep the text
         }
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, message })
+        request.destroy()
       })
-      const chunked = await server.fetch("http://svc.test/backfill-contact-analysis-data", {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: stream,
-        duplex: "half"
-      } as RequestInit)
-      assert.strictEqual(chunked.status, 400)
-      assert.include(await chunked.text(), "larger than /backfill-contact-analysis-data accepts")
-      assert.isBelow(sent, 200, "refused while the chunks arrived, not after buffering them all")
-    } finally {
-      await server.close()
-    }
-  })
-
-  it("contacts take up to 1 MiB; create-batch-call keeps SVC_MAX_BODY_BYTES", async () => {
-    const server = await TestServer.start({ SVC_MAX_BODY_BYTES: String(200 * 1024) })
-    try {
-      await server.org()
-      const contact = await server.request("POST", "/create-contact", { raw: jsonOf(CONTACT + 1) })
-      assert.deepStrictEqual(contact.json, {
-        status: "error",
-        message: `request body is larger than /create-contact accepts (${CONTACT} bytes, SVC_MAX_CONTACT_BODY_BYTES)`
-      })
-      const update = await server.request("PATCH", "/update-contact/contact_x", { raw: jsonOf(CONTACT + 1) })
-      assert.include((update.json as { message: string }).message, "SVC_MAX_CONTACT_BODY_BYTES")
-      // A contact body over the small limit but under its own is not refused for its size.
-      const big = await server.request("POST", "/create-contact", { raw: jsonOf(SMALL * 4) })
-      assert.notInclude(big.text, "larger than")
-
-      const batch = await server.request("POST", "/create-batch-call", { raw: jsonOf(200 * 1024 + 1) })
-      assert.deepStrictEqual(batch.json, {
-        status: "error",
-        message: `request body is larger than /create-batch-call accepts (${200 * 1024} bytes, SVC_MAX_BODY_BYTES)`
-      })
-      const fits = await server.request("POST", "/create-batch-call", { raw: jsonOf(100 * 1024) })
-      assert.notInclude(fits.text, "larger than", "a batch body over the small limit is not refused for its size")
-    } finally {
-      await server.close()
-    }
-  })
-
-  it("large bodies share a per-process budget: one that finds no room within the wait is a 503 with Retry-After", async () => {
-    const server = await TestServer.start({
-      SVC_MAX_INFLIGHT_BODY_BYTES: String(150 * 1024),
-      SVC_BODY_BUDGET_WAIT_MS: "300"
     })
-    try {
-      const { key } = await server.org()
-      // A create-batch-call whose body is still arriving (chunked, no length): it holds the whole budget.
-      let finish: () => void = () => {}
-      const finished = new Promise<void>((resolve) => (finish = resolve))
-      let reading: () => void = () => {}
-      const read = new Promise<void>((resolve) => (reading = resolve))
-      const held = server.fetch("http://svc.test/create-batch-call", {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: new ReadableStream<Uint8Array>({
-          start(controller) {
-            controller.enqueue(new TextEncoder().encode(`{"pad":"`))
-          },
-          async pull(controller) {
-            // the server reads the body only after its budget was granted
-            reading()
-            await finished
-            controller.enqueue(new TextEncoder().encode(`"}`))
-            controller.close()
-          }
-        }),
-        duplex: "half"
-      } as RequestInit)
-      await read
-      const refused = await server.request("POST", "/create-batch-call", { raw: jsonOf(100 * 1024) })
-      assert.strictEqual(refused.status, 503, refused.text)
-      assert.strictEqual(refused.headers.get("retry-after"), "5")
-      assert.deepStrictEqual(refused.json, {
-        status: "error",
-        message: "the server is busy with other large requests (SVC_MAX_INFLIGHT_BODY_BYTES); retry in 5 s"
-      })
-      // Small bodies do not wait on the budget.
-      assert.strictEqual((await server.request("POST", "/list-contacts", { body: {} })).status, 200)
-      finish()
-      await (await held).text()
-      // The budget is free again once the first request has its answer.
-      const after = await server.request("POST", "/create-batch-call", { raw: jsonOf(100 * 1024) })
-      assert.notStrictEqual(after.status, 503, after.text)
-    } finally {
-      await server.close()
+    // the server may close the connection while the client still writes: that is the point
+    request.on("error", () => {})
+    const timer = setTimeout(() => {
+      request.destroy()
+      resolve("no answer")
+    }, options.waitMs ?? 5_000)
+    for (const part of options.parts) request.write(part)
+    if (options.end) request.end()
+    else request.flushHeaders()
+  })
+
+/** `json` followed by spaces up to exactly `size` bytes (JSON allows whitespace after the value). */
+const padded = (json: string, size: number): Buffer => {
+  const bytes = Buffer.from(json)
+  if (bytes.length > size) throw new Error(`${bytes.length} bytes do not fit in ${size}`)
+  return Buffer.concat([bytes, Buffer.alloc(size - bytes.length, 0x20)])
+}
+
+/** A valid create-batch-call of about `size` bytes (unpadded), its tasks distinct. */
+const batchJson = (size: number) => {
+  const task = (i: number) =>
+    JSON.stringify({ to_number: `+1212${String(i).padStart(7, "0")}`, metadata: { row: String(i).padStart(7, "0") } })
+  const perTask = task(0).length + 1
+  const count = Math.max(1, Math.floor((size - 60) / perTask))
+  return `{"from_number":"${FROM}","tasks":[${Array.from({ length: count }, (_, i) => task(i)).join(",")}]}`
+}
+
+const inFlight = async (port: number) => {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  const line = text.split("\n").find((l) => l.startsWith("svc_http_inflight_body_bytes"))
+  return line === undefined ? 0 : Number(line.split(" ").at(-1))
+}
+
+/** Polls until `check` holds (a server-side effect of bytes already written), at most 5 s. */
+const until = async (check: () => Promise<boolean>) => {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error("timed out waiting for the server")
+}
+
+const storedBatches = (server: TestServer.ListeningServer, orgId: string) =>
+  server.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ batches: number; tasks: number }>`
+      SELECT (SELECT count(*)::int4 FROM batch_calls WHERE org_id = ${orgId}) AS batches,
+        (SELECT count(*)::int4 FROM batch_call_tasks WHERE org_id = ${orgId}) AS tasks`
+    return row!
+  }))
+
+const withNumber = async (server: TestServer.ListeningServer) => {
+  const org = await server.org()
+  await server.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${org.orgId}, ${FROM}, 0)`
+  }))
+  return org
+}
+
+describe("body limit per endpoint", () => {
+  let server: TestServer.ListeningServer
+  let org: { readonly orgId: string; readonly key: string }
+  beforeAll(async () => {
+    server = await TestServer.listen({ SVC_MAX_BODY_BYTES: String(2 * MiB) })
+    org = await withNumber(server)
+  })
+  afterAll(() => server.close())
+
+  const endpoints = [
+    {
+      method: "POST",
+      path: "/list-contacts",
+      name: "POST /list-contacts",
+      bytes: 64 * KiB,
+      setting: "SVC_MAX_SMALL_BODY_BYTES"
+    },
+    {
+      method: "POST",
+      path: "/backfill-contact-analysis-data",
+      name: "POST /backfill-contact-analysis-data",
+      bytes: 64 * KiB,
+      setting: "SVC_MAX_SMALL_BODY_BYTES"
+    },
+    {
+      method: "POST",
+      path: "/create-contact",
+      name: "POST /create-contact",
+      bytes: MiB,
+      setting: "SVC_MAX_CONTACT_BODY_BYTES"
+    },
+    {
+      method: "PATCH",
+      path: "/update-contact/contact_1",
+      name: "PATCH /update-contact",
+      bytes: MiB,
+      setting: "SVC_MAX_CONTACT_BODY_BYTES"
+    },
+    {
+      method: "POST",
+      path: "/create-batch-call",
+      name: "POST /create-batch-call",
+      bytes: 2 * MiB,
+      setting: "SVC_MAX_BODY_BYTES"
     }
+  ] as const
+
+  const refusal = (e: typeof endpoints[number]) =>
+    `request body is larger than the ${e.bytes} bytes (${
+      e.bytes >= MiB ? `${e.bytes / MiB} MiB` : `${e.bytes / KiB} KiB`
+    }) ` +
+    `that ${e.name} accepts (${e.setting})`
+
+  it("refuses a Content-Length over the endpoint's limit at once, reading none of the body", async () => {
+    for (const endpoint of endpoints) {
+      // one byte over, and only 100 bytes of it ever sent: the answer cannot wait for the body
+      const answer = await send(server.port, {
+        method: endpoint.method,
+        path: endpoint.path,
+        key: org.key,
+        contentLength: endpoint.bytes + 1,
+        parts: [Buffer.alloc(100, 0x20)],
+        end: false
+      })
+      assert.notStrictEqual(answer, "no answer", endpoint.name)
+      if (answer === "no answer") continue
+      assert.strictEqual(answer.status, 400, endpoint.name)
+      assert.strictEqual(answer.message, refusal(endpoint))
+      assert.strictEqual(answer.headers.connection, "close")
+    }
+  })
+
+  it("refuses a chunked body as soon as its bytes pass the limit, before it ends", async () => {
+    for (const endpoint of endpoints) {
+      const size = endpoint.bytes + 16 * KiB
+      const answer = await send(server.port, {
+        method: endpoint.method,
+        path: endpoint.path,
+        key: org.key,
+        parts: Array.from({ length: size / (16 * KiB) }, () => Buffer.alloc(16 * KiB, 0x20)),
+        end: false
+      })
+      assert.notStrictEqual(answer, "no answer", endpoint.name)
+      if (answer === "no answer") continue
+      assert.strictEqual(answer.status, 400, endpoint.name)
+      assert.strictEqual(answer.message, refusal(endpoint))
+    }
+  })
+
+  it("takes a body of exactly the limit, with or without a Content-Length", async () => {
+    const list = padded(JSON.stringify({ limit: 1 }), 64 * KiB)
+    const contact = padded(
+      JSON.stringify({ phone_number: "+14155550177", custom_fields: { notes: "n".repeat(900 * KiB) } }),
+      MiB
+    )
+    const batch = padded(batchJson(2 * MiB - 100), 2 * MiB)
+    for (
+      const [path, body, status] of [
+        ["/list-contacts", list, 200],
+        ["/create-contact", contact, 201],
+        ["/create-batch-call", batch, 200]
+      ] as const
+    ) {
+      const declared = await send(server.port, {
+        method: "POST",
+        path,
+        key: org.key,
+        contentLength: body.length,
+        parts: [body],
+        end: true,
+        waitMs: 60_000
+      })
+      assert.strictEqual(declared === "no answer" ? declared : declared.status, status, path)
+      if (path === "/create-contact") continue // one contact per number
+      const chunked = await send(server.port, {
+        method: "POST",
+        path,
+        key: org.key,
+        parts: [body.subarray(0, 1000), body.subarray(1000)],
+        end: true,
+        waitMs: 60_000
+      })
+      assert.strictEqual(chunked === "no answer" ? chunked : chunked.status, status, path)
+    }
+  })
+
+  it("answers a create-batch-call whose JSON breaks early while the rest of it is still coming", async () => {
+    const broken = Buffer.from(`{"from_number":"${FROM}","tasks":[{"to_number":"+14155550101"},}`)
+    const answer = await send(server.port, {
+      method: "POST",
+      path: "/create-batch-call",
+      key: org.key,
+      contentLength: MiB,
+      parts: [broken],
+      end: false
+    })
+    assert.notStrictEqual(answer, "no answer")
+    if (answer === "no answer") return
+    assert.strictEqual(answer.status, 400)
+    assert.strictEqual(answer.message, "request body: Expected a valid JSON body")
+  })
+
+  it("stores nothing of a create-batch-call refused half way through its chunked body", async () => {
+    const other = await withNumber(server)
+    const body = Buffer.from(batchJson(3 * MiB))
+    const answer = await send(server.port, {
+      method: "POST",
+      path: "/create-batch-call",
+      key: other.key,
+      parts: Array.from(
+        { length: Math.ceil(body.length / (64 * KiB)) },
+        (_, i) => body.subarray(i * 64 * KiB, (i + 1) * 64 * KiB)
+      ),
+      end: false
+    })
+    assert.strictEqual(answer === "no answer" ? answer : answer.status, 400)
+    assert.deepStrictEqual(await storedBatches(server, other.orgId), { batches: 0, tasks: 0 })
+  })
+})
+
+describe("in-flight body budget", () => {
+  let server: TestServer.ListeningServer
+  let org: { readonly orgId: string; readonly key: string }
+  beforeAll(async () => {
+    server = await TestServer.listen({
+      SVC_MAX_BODY_BYTES: String(2 * MiB),
+      SVC_MAX_INFLIGHT_BODY_BYTES: String(3 * MiB)
+    })
+    org = await withNumber(server)
+  })
+  afterAll(() => server.close())
+
+  /** Starts a create-batch-call of 2 MiB declared, sends half of it and holds the rest: 2 MiB of the budget held. */
+  const holdTwoMiB = async () => {
+    const body = padded(batchJson(2 * MiB - 100), 2 * MiB)
+    const request = http.request({
+      host: "127.0.0.1",
+      port: server.port,
+      method: "POST",
+      path: "/create-batch-call",
+      headers: { authorization: `Bearer ${org.key}`, "content-type": "application/json", "content-length": body.length }
+    })
+    const answered = new Promise<number>((resolve) => {
+      request.on("response", (response) => {
+        response.resume()
+        response.on("end", () => resolve(response.statusCode ?? 0))
+      })
+      request.on("error", () => resolve(-1))
+    })
+    request.write(body.subarray(0, MiB))
+    await until(async () => (await inFlight(server.port)) >= 2 * MiB)
+    return {
+      finish: () => {
+        request.end(body.subarray(MiB))
+        return answered
+      },
+      abort: () => request.destroy()
+    }
+  }
+
+  it("answers 503 with Retry-After to a body that does not fit while others arrive, and takes it after", async () => {
+    const held = await holdTwoMiB()
+    const second = padded(batchJson(MiB + 400 * KiB), MiB + 512 * KiB)
+    const refused = await send(server.port, {
+      method: "POST",
+      path: "/create-batch-call",
+      key: org.key,
+      contentLength: second.length,
+      parts: [second.subarray(0, 100)],
+      end: false
+    })
+    assert.notStrictEqual(refused, "no answer")
+    if (refused === "no answer") return
+    assert.strictEqual(refused.status, 503)
+    assert.strictEqual(refused.headers["retry-after"], "5")
+    assert.strictEqual(refused.headers.connection, "close")
+    assert.strictEqual(
+      refused.message,
+      "the server is receiving as many request bodies as it holds at once (SVC_MAX_INFLIGHT_BODY_BYTES, 3 MiB); " +
+        "retry in 5 seconds"
+    )
+    // what still fits is served meanwhile
+    const small = await send(server.port, {
+      method: "POST",
+      path: "/list-contacts",
+      key: org.key,
+      contentLength: 2,
+      parts: [Buffer.from("{}")],
+      end: true
+    })
+    assert.strictEqual(small === "no answer" ? small : small.status, 200)
+    assert.strictEqual(await held.finish(), 200)
+    await until(async () => (await inFlight(server.port)) === 0)
+    const retried = await send(server.port, {
+      method: "POST",
+      path: "/create-batch-call",
+      key: org.key,
+      contentLength: second.length,
+      parts: [second],
+      end: true
+    })
+    assert.strictEqual(retried === "no answer" ? retried : retried.status, 200)
+  })
+
+  it("answers 503 to a chunked create-batch-call once its bytes no longer fit, and gives them back", async () => {
+    const held = await holdTwoMiB()
+    const body = Buffer.from(batchJson(MiB + 512 * KiB))
+    const refused = await send(server.port, {
+      method: "POST",
+      path: "/create-batch-call",
+      key: org.key,
+      parts: Array.from(
+        { length: Math.ceil(body.length / (64 * KiB)) },
+        (_, i) => body.subarray(i * 64 * KiB, (i + 1) * 64 * KiB)
+      ),
+      end: false
+    })
+    assert.strictEqual(refused === "no answer" ? refused : refused.status, 503)
+    assert.strictEqual(await held.finish(), 200)
+    await until(async () => (await inFlight(server.port)) === 0)
+  })
+
+  it("gives the bytes back when a client goes away in the middle of its body", async () => {
+    const held = await holdTwoMiB()
+    held.abort()
+    await until(async () => (await inFlight(server.port)) === 0)
+  })
+
+  it("refuses to start with a budget smaller than create-batch-call's limit", async () => {
+    let error: unknown
+    try {
+      const started = await TestServer.listen({
+        SVC_MAX_BODY_BYTES: String(2 * MiB),
+        SVC_MAX_INFLIGHT_BODY_BYTES: String(MiB)
+      })
+      await started.close()
+    } catch (e) {
+      error = e
+    }
+    assert.include(
+      String(error),
+      "SVC_MAX_INFLIGHT_BODY_BYTES (1048576) must be at least SVC_MAX_BODY_BYTES (2097152): a batch at its limit " +
+        "could never be received"
+    )
   })
 })

@@ -3,6 +3,10 @@
  * does not own, or an override agent it does not have, is the spec's 404 "not found under the
  * given key". `Idempotency-Key` and the vendor client's `X-Stainless-Retry-Count` make retries
  * return the first batch (design: retries of create-batch-call).
+ *
+ * The body is read as a stream (BatchCallBody.ts, decision 0303), not decoded whole by the framework: its tasks
+ * are checked and stored a chunk at a time as they arrive. The endpoint's schema still describes the payload in
+ * `/openapi.json`; the answers are those of decoding the whole body.
  */
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
@@ -10,13 +14,19 @@ import { badRequest, notFound } from "@svc/api/Errors.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import { Config, Effect } from "effect"
-import { HttpServerRequest } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiError } from "effect/http-api"
+import { BodyBudget } from "../http/BodyBudget.ts"
+import { CurrentRequestBody } from "../http/BodyLimits.ts"
+import * as BatchCallBody from "./BatchCallBody.ts"
 
 /** Maximum tasks per batch (design: configurable, default 100,000). */
 export const MaxTasks = Config.withDefault(Config.Int("SVC_MAX_TASKS_PER_BATCH"), 100_000)
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
+
+/** The media type without parameters, as the framework compares it for decoded payloads. */
+const mediaType = (header: string) => header.toLowerCase().trim().split(";")[0]!.trim()
 
 /** @category layers */
 export const layer = HttpApiBuilder.group(
@@ -24,28 +34,52 @@ export const layer = HttpApiBuilder.group(
   "batchCalls",
   Effect.fn(function*(handlers) {
     const repo = yield* BatchCallsRepo
+    const budget = yield* BodyBudget
     const maxTasks = yield* MaxTasks
-    return handlers.handle("createBatchCall", ({ payload }) =>
+    return handlers.handleRaw("createBatchCall", ({ request }) =>
       Effect.gen(function*() {
         const { apiKeyId, orgId } = yield* CurrentOrg
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const idempotencyKey = request.headers["idempotency-key"]
-        if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-          return yield* badRequest("Idempotency-Key must be 1 to 255 visible ASCII characters")
+        const contentType = mediaType(request.headers["content-type"] ?? "application/json")
+        if (contentType !== "application/json") {
+          // answered as the framework answers a payload it has no decoder for (ErrorResponses turns it into a 400)
+          return HttpServerResponse.text(`Unsupported content-type: ${contentType}`, { status: 415 })
         }
+        const idempotencyKey = request.headers["idempotency-key"]
         const retries = Number(request.headers["x-stainless-retry-count"] ?? "0")
-        return yield* repo.create(OrgId.make(orgId), apiKeyId, payload, {
+        const allowance = yield* CurrentRequestBody
+        const body = BatchCallBody.read(request.stream, {
+          limit: allowance?.limit,
+          // a declared length was taken from the budget whole; otherwise the bytes are taken as they arrive
+          budget: allowance !== undefined && allowance.declared === undefined ? budget : undefined
+        })
+        // the header is checked once the body decoded, as when the framework decoded the body before the handler
+        const head = Effect.flatMap(body.source.head, (fields) =>
+          idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)
+            ? Effect.fail(badRequest("Idempotency-Key must be 1 to 255 visible ASCII characters"))
+            : Effect.succeed(fields))
+        return yield* repo.createFrom(OrgId.make(orgId), apiKeyId, { tasks: body.source.tasks, head }, {
           idempotencyKey,
           retryCount: Number.isInteger(retries) && retries > 0 ? retries : 0,
           maxTasks
         }).pipe(
+          Effect.ensuring(Effect.suspend(() =>
+            budget.release(body.taken())
+          )),
           Effect.catchTags({
             FromNumberNotOwned: (error) => Effect.fail(notFound(error.message)),
             AgentNotFound: (error) => Effect.fail(notFound(error.message)),
             TooManyTasks: (error) => Effect.fail(badRequest(error.message)),
             NoTasks: (error) => Effect.fail(badRequest(error.message)),
             IdempotencyKeyReused: (error) => Effect.fail(badRequest(error.message)),
-            UnstorableText: (error) => Effect.fail(badRequest(error.message))
+            UnstorableText: (error) => Effect.fail(badRequest(error.message)),
+            BodyRefused: (error) => Effect.fail(badRequest(error.message)),
+            // the framework's own failure for an undecodable payload, so ErrorResponses words it as before
+            InvalidBody: (error) =>
+              Effect.die(new HttpApiError.HttpApiSchemaError({ kind: "Payload", cause: error.error })),
+            BodyReadFailed: (error) => Effect.die(error.cause),
+            // answered by BodyLimits: 400 naming the limit, 503 with Retry-After
+            RequestBodyTooLarge: Effect.die,
+            RequestBodyBudgetExhausted: Effect.die
           })
         )
       }))

@@ -1,112 +1,235 @@
 /**
- * The largest request body each endpoint accepts, sized to what it can legitimately carry (issue 16,
- * item 3: one limit of 256 MiB for every endpoint let a 200 MB body to list-contacts raise the RSS by
- * ~750 MB). create-batch-call carries up to `SVC_MAX_TASKS_PER_BATCH` tasks with overrides and keeps
- * `SVC_MAX_BODY_BYTES`; a contact with its custom fields fits in `SVC_MAX_CONTACT_BODY_BYTES`; every
- * other endpoint (lists, filters, backfill, single resources) in `SVC_MAX_SMALL_BODY_BYTES`. A larger
- * body is refused as its bytes arrive (declared length or chunks), never buffered whole, with a 400
- * naming the endpoint's limit (the spec lists 400, not 413).
+ * Bounds on request bodies (decision 0303), in front of every route:
  *
- * Bodies also share a per-process budget, `SVC_MAX_INFLIGHT_BODY_BYTES` (default 128 MiB): a body larger
- * than 64 KiB takes its declared length from the budget (the endpoint's limit when undeclared, at most the
- * whole budget) until its answer is written. One that cannot get it within `SVC_BODY_BUDGET_WAIT_MS`
- * (default 60 s) is answered 503 with `Retry-After: 5`: the server is busy, the request is not wrong, and the
- * vendor's clients retry 5xx. Four 100,000-task batches at once no longer all hold their bodies and their
- * decoded forms at the same time beyond what the budget allows.
+ * - Each endpoint accepts a body up to its own limit, sized to what it can legitimately carry:
+ *   `create-batch-call` 256 MiB (`SVC_MAX_BODY_BYTES`: 100,000 tasks with overrides measured ~200 MB),
+ *   `create-contact` and `update-contact` 1 MiB (`SVC_MAX_CONTACT_BODY_BYTES`: a contact with its custom fields),
+ *   every other endpoint 64 KiB (`SVC_MAX_SMALL_BODY_BYTES`: a list query, a filter, an id).
+ * - A body over the limit is refused as soon as its `Content-Length` says so, before any byte of it is read, or,
+ *   without a `Content-Length`, as soon as the bytes received pass the limit: a 400 in the spec's error shape that
+ *   names the endpoint's limit and its setting (the spec lists 400 for a bad request, never 413).
+ * - Every request holds its body's bytes against the process's budget (BodyBudget.ts,
+ *   `SVC_MAX_INFLIGHT_BODY_BYTES`, default 1 GiB) while it runs; one that does not fit is refused at once with
+ *   503 and `Retry-After` (the server is busy, the request is fine: the vendor's clients retry 5xx), never read.
+ *   Refusing rather than queueing keeps a waiting upload from holding its connection and socket buffers; the
+ *   client's retry does the waiting.
  *
- * Decision record: docs/decisions/0012-request-body-limits.md
+ * Both refusals close the connection: the unread rest of the body cannot be left on a kept-alive socket.
+ * create-batch-call reads its own body as a stream (handlers/BatchCallBody.ts): it finds its limit and whether its
+ * bytes were taken from the budget in {@link CurrentRequestBody}, and fails with {@link RequestBodyTooLarge} or
+ * {@link RequestBodyBudgetExhausted}, which become the same answers here.
  */
-import { ByteSize, Config, Duration, Effect, Layer, Option, Semaphore } from "effect"
+import { ByteSize, Cause, Config, Context, Data, Effect, Layer, Result } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiError } from "effect/http-api"
+import { BodyBudget } from "./BodyBudget.ts"
 import * as BodyText from "./BodyText.ts"
 
+const KiB = 1024
+const MiB = 1024 * KiB
+
 /** @category models */
-export interface Limits {
-  readonly batch: number
-  readonly contact: number
-  readonly small: number
+export const BodyLimitsConfig = Config.all({
+  batchCall: Config.withDefault(Config.Int("SVC_MAX_BODY_BYTES"), 256 * MiB),
+  contact: Config.withDefault(Config.Int("SVC_MAX_CONTACT_BODY_BYTES"), MiB),
+  other: Config.withDefault(Config.Int("SVC_MAX_SMALL_BODY_BYTES"), 64 * KiB)
+})
+/** @category models */
+export type BodyLimitsConfig = typeof BodyLimitsConfig extends Config.Config<infer A> ? A : never
+
+/**
+ * An endpoint's body limit and the setting that sets it.
+ *
+ * @category models
+ */
+export interface BodyLimit {
+  /** `POST /create-batch-call`, as the message names it. */
+  readonly endpoint: string
+  readonly bytes: number
+  readonly setting: "SVC_MAX_BODY_BYTES" | "SVC_MAX_CONTACT_BODY_BYTES" | "SVC_MAX_SMALL_BODY_BYTES"
 }
 
-/** @category configuration */
-export const config: Config.Config<Limits> = Config.all({
-  batch: Config.withDefault(Config.Int("SVC_MAX_BODY_BYTES"), 256 * 1024 * 1024),
-  contact: Config.withDefault(Config.Int("SVC_MAX_CONTACT_BODY_BYTES"), 1024 * 1024),
-  small: Config.withDefault(Config.Int("SVC_MAX_SMALL_BODY_BYTES"), 64 * 1024)
-})
-
-/** @category configuration */
-export const budgetConfig = Config.all({
-  bytes: Config.withDefault(Config.Int("SVC_MAX_INFLIGHT_BODY_BYTES"), 128 * 1024 * 1024),
-  waitMs: Config.withDefault(Config.Int("SVC_BODY_BUDGET_WAIT_MS"), 60_000)
-})
-
-/** Bodies up to this size skip the budget: lists and single resources never wait on a large batch. */
-const UNBUDGETED_BYTES = 64 * 1024
-
-/** The 503 of a body that found no room in the budget. */
-const busy = () =>
-  HttpServerResponse.jsonUnsafe(
-    {
-      status: "error",
-      message: "the server is busy with other large requests (SVC_MAX_INFLIGHT_BODY_BYTES); retry in 5 s"
-    },
-    { status: 503, headers: { "retry-after": "5" } }
-  )
-
-/** The limit for a request path, and the setting that holds it. */
-export const limitFor = (path: string, limits: Limits): { readonly bytes: number; readonly setting: string } =>
-  path === "/create-batch-call"
-    ? { bytes: limits.batch, setting: "SVC_MAX_BODY_BYTES" }
-    : path === "/create-contact" || path.startsWith("/update-contact/")
-    ? { bytes: limits.contact, setting: "SVC_MAX_CONTACT_BODY_BYTES" }
-    : { bytes: limits.small, setting: "SVC_MAX_SMALL_BODY_BYTES" }
-
-/** The 400 message for a body over the limit of `path`. */
-export const tooLarge = (path: string, limits: Limits): string => {
-  const { bytes, setting } = limitFor(path, limits)
-  return `request body is larger than ${path} accepts (${bytes} bytes, ${setting})`
+/**
+ * The body limit of a request, by method and path (the query string left off).
+ *
+ * @category combinators
+ */
+export const limitFor = (limits: BodyLimitsConfig, method: string, path: string): BodyLimit => {
+  const endpoint = `${method} ${path}`
+  if (method === "POST" && path === "/create-batch-call") {
+    return { endpoint, bytes: limits.batchCall, setting: "SVC_MAX_BODY_BYTES" }
+  }
+  if (
+    (method === "POST" && path === "/create-contact") || (method === "PATCH" && path.startsWith("/update-contact/"))
+  ) {
+    return {
+      endpoint: method === "POST" ? endpoint : "PATCH /update-contact",
+      bytes: limits.contact,
+      setting: "SVC_MAX_CONTACT_BODY_BYTES"
+    }
+  }
+  return { endpoint, bytes: limits.other, setting: "SVC_MAX_SMALL_BODY_BYTES" }
 }
 
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"])
 
-/** @category layers */
-export const layer = Layer.unwrap(
+/** Endpoints that read their body as a stream and take budget as the bytes arrive when no length is declared. */
+const streamsItsBody = (method: string, path: string) => method === "POST" && path === "/create-batch-call"
+
+/**
+ * What the current request may send, for a handler that reads its body itself.
+ *
+ * @category models
+ */
+export interface RequestBody {
+  readonly limit: BodyLimit
+  /** The `Content-Length`, already within the limit and taken from the budget; `undefined` when not declared. */
+  readonly declared: number | undefined
+}
+
+/**
+ * The current request's {@link RequestBody}; `undefined` outside this middleware (a handler then has no limit).
+ *
+ * @category references
+ */
+export const CurrentRequestBody = Context.Reference<RequestBody | undefined>(
+  "@svc/server/http/BodyLimits/CurrentRequestBody",
+  { defaultValue: () => undefined }
+)
+
+/**
+ * A body read by its handler passed the endpoint's limit.
+ *
+ * @category errors
+ */
+export class RequestBodyTooLarge extends Data.TaggedError("RequestBodyTooLarge")<{ readonly limit: BodyLimit }> {}
+
+/**
+ * A body read by its handler without a declared length no longer fits in the budget.
+ *
+ * @category errors
+ */
+export class RequestBodyBudgetExhausted extends Data.TaggedError("RequestBodyBudgetExhausted") {}
+
+const human = (bytes: number) =>
+  bytes % MiB === 0 ? `${bytes / MiB} MiB` : bytes % KiB === 0 ? `${bytes / KiB} KiB` : `${bytes} bytes`
+
+/**
+ * The message of a body over its endpoint's limit.
+ *
+ * @category encoding
+ */
+export const tooLargeMessage = (limit: BodyLimit): string =>
+  `request body is larger than the ${limit.bytes} bytes${
+    limit.bytes % KiB === 0 ? ` (${human(limit.bytes)})` : ""
+  } that ${limit.endpoint} accepts (${limit.setting})`
+
+/** How long a refused client should wait: large bodies take seconds to arrive and be stored. */
+export const RETRY_AFTER_SECONDS = 5
+
+const errorBody = (status: number, message: string, headers: Record<string, string>) =>
+  HttpServerResponse.jsonUnsafe({ status: "error", message }, { status, headers: { connection: "close", ...headers } })
+
+const tooLarge = (limit: BodyLimit) => errorBody(400, tooLargeMessage(limit), {})
+
+const busy = (capacity: number) =>
+  errorBody(
+    503,
+    `the server is receiving as many request bodies as it holds at once (SVC_MAX_INFLIGHT_BODY_BYTES, ` +
+      `${human(capacity)}); retry in ${RETRY_AFTER_SECONDS} seconds`,
+    { "retry-after": String(RETRY_AFTER_SECONDS) }
+  )
+
+/** Whether a failure is the framework's or a handler's "body too large" (buffered reads stop at MaxBodySize). */
+const isTooLarge = (error: unknown): boolean => {
+  if (error instanceof RequestBodyTooLarge || HttpApiError.HttpApiPayloadTooLarge.is(error)) return true
+  if (typeof error !== "object" || error === null || !("reason" in error)) return false
+  const reason = error.reason as { readonly _tag?: unknown; readonly reason?: unknown } | null
+  return reason?._tag === "RequestParseError" && reason.reason === "BodyTooLarge"
+}
+
+/** The `Content-Length` as a number; `undefined` when absent or not a decimal number (Node rejects those itself). */
+const declaredLength = (header: string | undefined): number | undefined =>
+  header !== undefined && /^\d{1,16}$/.test(header) ? Number(header) : undefined
+
+/**
+ * The middleware, over a budget and limits given as values (tests build it directly).
+ *
+ * @category constructors
+ */
+export const make = (limits: BodyLimitsConfig, budget: BodyBudget["Service"]) =>
+  HttpRouter.middleware(
+    (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const path = request.url.split("?")[0] ?? request.url
+        const limit = limitFor(limits, request.method, path)
+        const declared = declaredLength(request.headers["content-length"])
+        if (declared !== undefined && declared > limit.bytes) return tooLarge(limit)
+        // a body without a declared length (chunked) holds its endpoint's whole limit, except where the handler
+        // reads the stream itself and takes as the bytes come; a request without either header has no body
+        const chunked = declared === undefined && request.headers["transfer-encoding"] !== undefined
+        const held = declared ?? (chunked && !streamsItsBody(request.method, path) ? limit.bytes : 0)
+        if (!(yield* budget.tryTake(held))) return busy(budget.capacity)
+        // The body is read once, within its limit (the read is cached: the endpoint's decoder reuses it), and its
+        // text checked against BodyText's rule before any endpoint sees it; create-batch-call applies the same rule
+        // to its stream (BatchCallBody.ts).
+        const checked = WITH_BODY.has(request.method) && !streamsItsBody(request.method, path) &&
+            /json/i.test(request.headers["content-type"] ?? "")
+          ? Effect.flatMap(Effect.result(request.arrayBuffer), (read) => {
+            // a body that cannot be read (too large, cut off) is answered by the endpoint's decoder, as before
+            if (Result.isFailure(read)) return httpEffect
+            const problem = BodyText.check(new Uint8Array(read.success))
+            return problem === undefined
+              ? httpEffect
+              : Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "error", message: problem }, { status: 400 }))
+          })
+          : httpEffect
+        return yield* checked.pipe(
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit.bytes)),
+          Effect.provideService(CurrentRequestBody, { limit, declared }),
+          Effect.catchCause((cause) => {
+            const error = Cause.squash(cause)
+            if (isTooLarge(error)) return Effect.succeed(tooLarge(limit))
+            if (error instanceof RequestBodyBudgetExhausted) return Effect.succeed(busy(budget.capacity))
+            return Effect.failCause(cause)
+          }),
+          // the framework answers a streamed payload over its limit with a bare 413
+          Effect.map((response) => response.status === 413 ? tooLarge(limit) : response),
+          Effect.ensuring(budget.release(held))
+        )
+      }),
+    { global: true }
+  )
+
+/**
+ * The middleware with the configured limits, over the process's {@link BodyBudget}.
+ *
+ * @category layers
+ */
+export const layer: Layer.Layer<never, Config.ConfigError | Error, BodyBudget | HttpRouter.HttpRouter> = Layer.unwrap(
   Effect.gen(function*() {
-    const limits = yield* config
-    const budget = yield* budgetConfig
-    // Permits are KiB: a semaphore counts in integers, and 512 MiB in bytes would be past what it is meant for.
-    const total = Math.max(1, Math.floor(budget.bytes / 1024))
-    const permits = yield* Semaphore.make(total)
-    const wait = Duration.millis(budget.waitMs)
-    return HttpRouter.middleware(
-      (httpEffect) =>
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-          const path = request.url.split("?")[0] ?? request.url
-          const limit = limitFor(path, limits).bytes
-          if (!WITH_BODY.has(request.method)) {
-            return Effect.provideService(httpEffect, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
-          }
-          // The body is read once, within its limit (the read is cached: the endpoint's decoder reuses it), and
-          // its text checked against BodyText's rule before any endpoint sees it.
-          const checked = /json/i.test(request.headers["content-type"] ?? "")
-            ? Effect.flatMap(request.arrayBuffer, (buffer) => {
-              const problem = BodyText.check(new Uint8Array(buffer))
-              return problem === undefined
-                ? httpEffect
-                : Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "error", message: problem }, { status: 400 }))
-            })
-            : httpEffect
-          const limited = Effect.provideService(checked, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit))
-          const declared = Number(request.headers["content-length"])
-          const bytes = Math.min(Number.isSafeInteger(declared) && declared >= 0 ? declared : limit, limit)
-          if (bytes <= UNBUDGETED_BYTES) return limited
-          const need = Math.min(total, Math.ceil(bytes / 1024))
-          return Effect.flatMap(
-            Effect.timeoutOption(permits.take(need), wait),
-            (taken) => Option.isNone(taken) ? Effect.succeed(busy()) : Effect.ensuring(limited, permits.release(need))
-          )
-        }),
-      { global: true }
-    )
+    const limits = yield* BodyLimitsConfig
+    const budget = yield* BodyBudget
+    for (
+      const [setting, value] of [
+        ["SVC_MAX_BODY_BYTES", limits.batchCall],
+        ["SVC_MAX_CONTACT_BODY_BYTES", limits.contact],
+        ["SVC_MAX_SMALL_BODY_BYTES", limits.other]
+      ] as const
+    ) {
+      if (!Number.isSafeInteger(value) || value < 1) {
+        return yield* Effect.fail(new Error(`${setting} must be a number of bytes >= 1 (got ${value})`))
+      }
+    }
+    if (budget.capacity < limits.batchCall) {
+      return yield* Effect.fail(
+        new Error(
+          `SVC_MAX_INFLIGHT_BODY_BYTES (${budget.capacity}) must be at least SVC_MAX_BODY_BYTES (${limits.batchCall}): ` +
+            "a batch at its limit could never be received"
+        )
+      )
+    }
+    return make(limits, budget)
   })
 )

@@ -54,6 +54,23 @@ const findBad = (value: unknown, path: Array<string | number>): string | undefin
   return undefined
 }
 
+/** @category validation */
+export const NOT_UTF8 = "request body is not valid UTF-8"
+
+const message = (found: string) =>
+  `${found} must not contain a NUL character (\\u0000) or an unpaired surrogate (\\ud800-\\udfff)`
+
+/**
+ * The 400 message for a value already parsed from a body read in parts (create-batch-call's stream, one task at a
+ * time), found at `path` in the body; undefined when it is fine.
+ *
+ * @category validation
+ */
+export const checkValue = (value: unknown, path: ReadonlyArray<string | number>): string | undefined => {
+  const found = findBad(value, [...path])
+  return found === undefined ? undefined : message(found)
+}
+
 /**
  * The 400 message for a JSON body that breaks the rule, or undefined when it is fine (or not JSON at all: the
  * decoder says so then).
@@ -61,7 +78,7 @@ const findBad = (value: unknown, path: Array<string | number>): string | undefin
  * @category validation
  */
 export const check = (bytes: Uint8Array): string | undefined => {
-  if (!isUtf8(bytes)) return "request body is not valid UTF-8"
+  if (!isUtf8(bytes)) return NOT_UTF8
   if (!hasSuspectEscape(bytes)) return undefined
   let parsed: unknown
   try {
@@ -70,7 +87,5 @@ export const check = (bytes: Uint8Array): string | undefined => {
     return undefined
   }
   const found = findBad(parsed, [])
-  return found === undefined
-    ? undefined
-    : `${found} must not contain a NUL character (\\u0000) or an unpaired surrogate (\\ud800-\\udfff)`
+  return found === undefined ? undefined : message(found)
 }

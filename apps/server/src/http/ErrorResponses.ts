@@ -49,10 +49,11 @@ export const toResponse = (
   method: string,
   path: string,
   requestId: string,
-  limits: BodyLimits.Limits
+  limits: BodyLimits.BodyLimitsConfig
 ) =>
   Effect.gen(function*() {
     const error = Cause.squash(cause)
+    const tooLarge = BodyLimits.tooLargeMessage(BodyLimits.limitFor(limits, method, path))
     // A response that does not match its own schema is our bug: a 500, logged below.
     if (HttpApiError.HttpApiSchemaError.is(error) && error.kind !== "Body" && error.kind !== "ResponseHeaders") {
       const kind = error.kind as keyof typeof ROOTS | "Payload" | "Body"
@@ -60,7 +61,7 @@ export const toResponse = (
       return body(400, formatDecodeError(error.cause, { root }))
     }
     if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
-      return body(400, BodyLimits.tooLarge(path, limits))
+      return body(400, tooLarge)
     }
     // The router's own failures arrive as HttpServerError with a reason (RouteNotFound, ...).
     const tag = typeof error === "object" && error !== null && "reason" in error &&
@@ -73,7 +74,7 @@ export const toResponse = (
       const parse = (error as { readonly reason: { readonly reason?: unknown } }).reason
       return body(
         400,
-        parse.reason === "BodyTooLarge" ? BodyLimits.tooLarge(path, limits) : "request body could not be read"
+        parse.reason === "BodyTooLarge" ? tooLarge : "request body could not be read"
       )
     }
     if (isUnavailable(error)) {
@@ -88,7 +89,7 @@ export const toResponse = (
 /** @category layers */
 export const layer = Layer.unwrap(Effect.gen(function*() {
   const availability = yield* DatabaseAvailability
-  const limits = yield* BodyLimits.config
+  const limits = yield* BodyLimits.BodyLimitsConfig
   return HttpRouter.middleware(
     (httpEffect) =>
       Effect.gen(function*() {
@@ -115,7 +116,7 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
         const response = answered.status === 415
           ? body(400, `Content-Type ${request.headers["content-type"] ?? ""} is not supported; send application/json`)
           : answered.status === 413
-          ? body(400, BodyLimits.tooLarge(path, limits))
+          ? body(400, BodyLimits.tooLargeMessage(BodyLimits.limitFor(limits, request.method, path)))
           : answered
         return HttpServerResponse.setHeader(response, "x-request-id", requestId)
       }),

@@ -1,13 +1,17 @@
 /**
  * The whole HTTP surface of svc-server on a real, isolated database (a cloned template per server),
  * served through `HttpRouter.toWebHandler`: real routing, decoding, middleware and SQL, no socket.
- * `request(...)` sends raw HTTP the way any client (the vendor's included) would.
+ * `request(...)` sends raw HTTP the way any client (the vendor's included) would. `listen(...)` serves
+ * the same routes on a real Node socket, for what only a socket shows (bodies that arrive slowly, or
+ * never end).
  */
+import { NodeHttpServer } from "@effect/platform-node"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
+import * as http from "node:http"
 import * as Http from "../../src/Http.ts"
 
 export interface Response {
@@ -96,5 +100,47 @@ export const start = async (env: Record<string, string> = {}, replicaOf?: TestSe
       await dispose()
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
+  }
+}
+
+export interface ListeningServer {
+  readonly port: number
+  /** A new org with one API key. */
+  readonly org: (name?: string) => Promise<{ readonly orgId: string; readonly key: string }>
+  readonly run: <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | ApiKeys>) => Promise<A>
+  readonly close: () => Promise<void>
+}
+
+/** The routes on a Node http server on a free port of 127.0.0.1, over a fresh database; `env` as for `start`. */
+export const listen = async (env: Record<string, string> = {}): Promise<ListeningServer> => {
+  const config = ConfigProvider.layer(
+    ConfigProvider.fromEnv({ env: { ...(process.env as Record<string, string>), ...env } })
+  )
+  const scope = Scope.makeUnsafe()
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(ApiKeys.layer.pipe(Layer.provideMerge(TestDatabase.layer), Layer.provide(config)), scope)
+  )
+  const served = HttpRouter.serve(Http.routes, { disableListenLog: true, disableLogger: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { port: 0, host: "127.0.0.1" })),
+    Layer.provide(Layer.succeedContext(context)),
+    Layer.provide(config)
+  )
+  const built = await Effect.runPromise(Layer.buildWithScope(served, scope)).catch(async (error: unknown) => {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    throw error
+  })
+  const address = Context.get(built, HttpServer.HttpServer).address
+  if (address._tag === "UnixPathAddress") throw new Error("the test server did not listen on TCP")
+  const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | ApiKeys>) =>
+    Effect.runPromise(Effect.provideContext(effect, context))
+  return {
+    port: address.port,
+    org: async (name = "test org") => {
+      const orgId = await run(Effect.flatMap(ApiKeys, (keys) => keys.createOrg(name)))
+      const key = await run(Effect.flatMap(ApiKeys, (keys) => keys.createKey(orgId)))
+      return { orgId, key }
+    },
+    run,
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }
