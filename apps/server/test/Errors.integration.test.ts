@@ -1,6 +1,9 @@
 // Cross-cutting HTTP behaviour: auth, the error shape, unknown and removed routes, request ids,
 // OpenAPI, rate limits. Every answer here goes through the real routes on a real database.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Api } from "@svc/api/Api.ts"
+import * as DeprecationEndpoints from "@svc/domain/Deprecation/Endpoints.ts"
+import { HttpApi } from "effect/http-api"
 import * as TestServer from "./support/TestServer.ts"
 
 let server: TestServer.TestServer
@@ -74,6 +77,52 @@ describe("unknown and removed routes", () => {
       assert.isTrue(isErrorBody(response.json))
       const message = (response.json as { message: string }).message
       assert.include(message, `was removed on ${date}; use `)
+    })
+  }
+})
+
+describe("endpoints the deprecation schedule names", () => {
+  // A concrete request for a schedule template: `{param}` filled in, `*` (any method) sent as GET.
+  const requestFor = (method: string, path: string) => ({
+    method: method === "*" ? "GET" : method,
+    path: path.replace(/\{[^}]+\}/g, "id_1")
+  })
+
+  it("are not routes svc serves (a served one keeps its Deprecation headers instead: DeprecationHeaders.test.ts)", () => {
+    const served: Array<string> = []
+    HttpApi.reflect(Api, {
+      onGroup: () => {},
+      onEndpoint: ({ endpoint }) => served.push(`${endpoint.method} ${endpoint.path}`)
+    })
+    for (const { endpoint } of DeprecationEndpoints.endpointRules) {
+      const { method, path } = requestFor(endpoint.method, endpoint.path)
+      const template = path.replace(/id_1/g, ":id")
+      assert.isFalse(
+        served.some((route) => route.replace(/:[\w]+/g, ":id") === `${method} ${template}`),
+        `${method} ${path} is served`
+      )
+    }
+  })
+
+  for (const { endpoint, rule } of DeprecationEndpoints.endpointRules) {
+    const { method, path } = requestFor(endpoint.method, endpoint.path)
+    it(`answer ${method} ${path} (${rule.id}) with 404 naming its status, date and replacement`, async () => {
+      const response = await server.request(method, path)
+      assert.strictEqual(response.status, 404)
+      assert.isTrue(isErrorBody(response.json), response.text)
+      const message = (response.json as { message: string }).message
+      const finding = DeprecationEndpoints.checkEndpoint(method, path, Date.now())
+      assert.isDefined(finding)
+      if (finding === undefined) return
+      const date = finding.status === "removed" ? finding.removedOn : finding.deprecatedOn ?? finding.date
+      const phrase = finding.status === "removed"
+        ? `was removed on ${date}`
+        : finding.status === "deprecated"
+        ? `is deprecated since ${date}`
+        : `will be`
+      assert.include(message, `${method} ${path} ${phrase}`)
+      assert.include(message, `; use ${endpoint.replacement}`)
+      assert.notInclude(message, "no endpoint")
     })
   }
 })

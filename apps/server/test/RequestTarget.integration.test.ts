@@ -95,7 +95,7 @@ describe("request target rules", () => {
       assert.deepStrictEqual(webCall.json, {
         status: "error",
         message:
-          "POST /v2/create-web-call is not served by this API; POST /v2/create-web-call is deprecated since 2026-09-30; use POST /v3/create-web-call"
+          "POST /v2/create-web-call is deprecated since 2026-09-30 and is not served by svc; use POST /v3/create-web-call"
       })
     } finally {
       await server.close()

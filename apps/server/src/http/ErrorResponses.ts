@@ -7,15 +7,16 @@
  *   and the rule, through the domain's decode-message formatter.
  * - A path parameter or query value that is not valid UTF-8, holds a control character or is too
  *   long -> 400 naming it (RequestTarget), before routing.
- * - Unknown path or method -> 404. An endpoint the deprecation schedule removed -> 404 naming its
- *   removal date and replacement; one it deprecated (or will) that svc does not serve -> 404 saying
- *   so with its date and replacement (decided by the domain's engine as of now, from `Clock`).
+ * - Unknown path or method -> 404. An endpoint the deprecation schedule names (removed, deprecated or
+ *   not yet either; svc routes none of them) -> 404 naming its status, date and replacement (decided by
+ *   the domain's engine as of now, from `Clock`).
  * - The database unreachable (refused, dropped, restarting) -> 503 with `Retry-After`, logged once per
  *   outage by DatabaseAvailability, which also answers later requests 503 at once until it returns.
  * - Anything else unexpected -> 500 with a generic message and the request id; the cause is logged,
  *   never sent (no SQL, no stack traces on the wire).
  */
 import * as DeprecationEndpoints from "@svc/domain/Deprecation/Endpoints.ts"
+import * as DeprecationRule from "@svc/domain/Deprecation/Rule.ts"
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
 import { isUnavailable } from "@svc/store/DatabaseUnavailable.ts"
 import { Cause, Clock, Effect, Layer } from "effect"
@@ -31,16 +32,21 @@ const body = (status: number, message: string) =>
 
 const ROOTS = { Params: "path", Query: "query", Headers: "headers" } as const
 
-/** What the removed-endpoint 404 says, or a plain "no such endpoint". */
+/**
+ * What the 404 of an unrouted path says. A path the deprecation schedule names gets its status on the day
+ * (will be deprecated / deprecated since / removed on DATE) and its replacement, whatever that status: svc
+ * serves none of them, and "no endpoint" would hide what the schedule knows (issue 16, item 9). Any other
+ * path gets a plain "no endpoint".
+ */
 export const notFoundMessage = (method: string, path: string, at: number): string => {
   const finding = DeprecationEndpoints.checkEndpoint(method, path, at)
-  if (finding !== undefined && finding.status === "removed") {
+  if (finding === undefined) return `no endpoint ${method} ${path}; see /openapi.json for the API`
+  if (finding.status === "removed" && finding.endpoint.partial === undefined) {
     return `${method} ${path} was removed on ${finding.removedOn ?? finding.date}; use ${finding.replacement}`
   }
-  // Scheduled but not (yet) removed, and not served by svc: say what the schedule says of it rather
-  // than a bare "no endpoint" (issue 16, item 9).
-  if (finding !== undefined) return `${method} ${path} is not served by this API; ${finding.message}`
-  return `no endpoint ${method} ${path}; see /openapi.json for the API`
+  const part = finding.endpoint.partial === undefined ? "" : ` ${finding.endpoint.partial}`
+  return `${method} ${path} ${DeprecationRule.describeStatus(finding.rule, at)}${part} and is not served by svc; ` +
+    `use ${finding.replacement}`
 }
 
 /** The response for a failure that escaped the handlers. */
