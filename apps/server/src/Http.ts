@@ -3,7 +3,6 @@
  * page (`/docs`), health, metrics, and the global middleware that shapes errors, logs and counts
  * every request. Needs only a `SqlClient`: the repositories are built here.
  */
-import { NodeRedis } from "@effect/platform-node"
 import { Api } from "@svc/api/Api.ts"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import { BackfillRepo } from "@svc/store/BackfillRepo.ts"
@@ -11,9 +10,8 @@ import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/CursorKeys.ts"
-import { Config, Effect, Layer, Option } from "effect"
+import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
-import { RateLimiter } from "effect/persistence"
 import * as Backfill from "./handlers/Backfill.ts"
 import * as BatchCalls from "./handlers/BatchCalls.ts"
 import * as BatchTests from "./handlers/BatchTests.ts"
@@ -26,19 +24,7 @@ import { DatabaseAvailability } from "./http/DatabaseAvailability.ts"
 import * as DeprecationHeaders from "./http/DeprecationHeaders.ts"
 import * as ErrorResponses from "./http/ErrorResponses.ts"
 import * as Observability from "./http/Observability.ts"
-
-/**
- * Where rate-limit counters live: this process's memory by default; Redis when `REDIS_URL` is set,
- * so that every replica counts against the same limit (design: rate limits).
- */
-export const RateLimitStore = Layer.unwrap(
-  Effect.map(Config.option(Config.String("REDIS_URL")), (url) =>
-    Option.isNone(url)
-      ? RateLimiter.layerStoreMemory
-      : RateLimiter.layerStoreRedis({ prefix: "svc:ratelimit:" }).pipe(
-        Layer.provide(NodeRedis.layer({ url: url.value }))
-      ))
-)
+import { RateLimitWindows } from "./http/RateLimitWindows.ts"
 
 const Repositories = Layer.mergeAll(
   ApiKeys.layer,
@@ -46,7 +32,7 @@ const Repositories = Layer.mergeAll(
   BatchCallsRepo.layer,
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
-  RateLimiter.layer.pipe(Layer.provide(RateLimitStore)),
+  RateLimitWindows.layer,
   DatabaseAvailability.layer
 )
 

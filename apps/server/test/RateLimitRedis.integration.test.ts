@@ -3,6 +3,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as net from "node:net"
+import { fixedWindowOfThreePerMinute } from "./support/RateLimitScenario.ts"
 import * as TestServer from "./support/TestServer.ts"
 
 const REDIS = process.env["SVC_REDIS_SERVER"] ?? "/usr/bin/redis-server"
@@ -50,6 +51,19 @@ describe("rate limits with REDIS_URL", () => {
         statuses.push((await server.request("GET", "/get-backfill-contact-job-status", { key })).status)
       }
       assert.deepStrictEqual(statuses, [200, 200, 200, 429])
+    } finally {
+      await second.close()
+      await first.close()
+    }
+  })
+
+  it("count in the same fixed windows as in memory, over two replicas", async () => {
+    const env = { REDIS_URL: url, SVC_RATE_LIMIT: "3", SVC_RATE_LIMIT_WINDOW_SECONDS: "60" }
+    const first = await TestServer.start(env)
+    const second = await TestServer.start(env, first)
+    try {
+      const { key } = await first.org()
+      await fixedWindowOfThreePerMinute([first, second], key)
     } finally {
       await second.close()
       await first.close()

@@ -8,7 +8,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
-import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import * as http from "node:http"
@@ -29,6 +29,8 @@ export interface RequestOptions {
   /** API key; `null` sends no Authorization header; default: the server's first key */
   readonly key?: string | null
   readonly headers?: Record<string, string>
+  /** The clock the request runs on (a `TestClock` pins the time); default: the live clock */
+  readonly clock?: Clock.Clock
 }
 
 export interface TestServer {
@@ -77,7 +79,9 @@ export const start = async (env: Record<string, string> = {}, replicaOf?: TestSe
     const init: RequestInit = body === undefined ? { method, headers } : { method, headers, body }
     const response = await handler(
       new Request(`http://svc.test${path}`, init),
-      Context.empty() as Context.Context<never>
+      (options.clock === undefined ? Context.empty() : Context.make(Clock.Clock, options.clock)) as Context.Context<
+        never
+      >
     )
     const text = await response.text()
     let json: unknown
