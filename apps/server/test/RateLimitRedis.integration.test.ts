@@ -69,4 +69,25 @@ describe("rate limits with REDIS_URL", () => {
       await first.close()
     }
   })
+
+  // Last: it stops this file's Redis.
+  it("let requests through uncounted, without waiting long, when Redis goes away", async () => {
+    const env = { REDIS_URL: url, SVC_RATE_LIMIT: "1", SVC_RATE_LIMIT_WINDOW_SECONDS: "3600" }
+    const server = await TestServer.start(env)
+    try {
+      const { key } = await server.org()
+      assert.strictEqual((await server.request("GET", "/get-backfill-contact-job-status", { key })).status, 200)
+      assert.strictEqual((await server.request("GET", "/get-backfill-contact-job-status", { key })).status, 429)
+      const exited = new Promise((resolve) => redis.once("exit", resolve))
+      redis.kill("SIGKILL")
+      await exited
+      const started = performance.now()
+      const response = await server.request("GET", "/get-backfill-contact-job-status", { key })
+      assert.strictEqual(response.status, 200, response.text)
+      assert.isNull(response.headers.get("ratelimit-remaining"))
+      assert.isBelow(performance.now() - started, 2_000)
+    } finally {
+      await server.close()
+    }
+  })
 })

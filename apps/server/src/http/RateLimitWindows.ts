@@ -10,9 +10,11 @@
  * - In memory by default; in Redis with `REDIS_URL`, so that replicas count together. Redis keys carry
  *   the window's start and expire a few seconds after its end; replicas must agree on the time (NTP).
  * - Time comes from `Clock`, so tests pin it with `TestClock`.
+ * - Redis gets 1 s to answer; after that (or on an error) the store fails and Authorization.ts lets
+ *   the request through uncounted.
  */
 import { NodeRedis } from "@effect/platform-node"
-import { Clock, Config, Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Config, Context, Data, Duration, Effect, Layer, Option } from "effect"
 import { Redis } from "effect/persistence"
 
 /**
@@ -46,6 +48,9 @@ export const windowAt = (now: number, windowMillis: number): { readonly start: n
 
 // Redis keys outlive their window by this much, for replicas whose clocks run a little behind.
 const REDIS_GRACE_MILLIS = 5_000
+
+// Longest wait for Redis before a request passes uncounted.
+const REDIS_TIMEOUT = Duration.seconds(1)
 
 // One round trip: count the request, and give a new window's key its expiry.
 const hitScript = Redis.script(
@@ -106,6 +111,8 @@ export class RateLimitWindows extends Context.Service<RateLimitWindows, {
             const now = yield* Clock.currentTimeMillis
             const { end, start } = windowAt(now, windowMillis)
             const count = yield* hit(`svc:ratelimit:${key}:${start}`, end - now + REDIS_GRACE_MILLIS).pipe(
+              // the client queues commands while it reconnects: without a bound a Redis outage hangs requests
+              Effect.timeout(REDIS_TIMEOUT),
               Effect.mapError((cause) => new RateLimitStoreError({ cause }))
             )
             return { count: Number(count), resetsAt: end }
@@ -119,6 +126,10 @@ export class RateLimitWindows extends Context.Service<RateLimitWindows, {
     Effect.map(Config.option(Config.String("REDIS_URL")), (url) =>
       Option.isNone(url)
         ? RateLimitWindows.layerMemory
-        : RateLimitWindows.layerRedis.pipe(Layer.provide(NodeRedis.layer({ url: url.value }))))
+        : RateLimitWindows.layerRedis.pipe(
+          // Commands fail at once while the connection is down instead of queueing until it returns: a
+          // queued command would hold a request, and shutdown waits for queued commands.
+          Layer.provide(NodeRedis.layer({ url: url.value, disableOfflineQueue: true }))
+        ))
   )
 }
