@@ -23,6 +23,7 @@ import * as BodyLimits from "./http/BodyLimits.ts"
 import { DatabaseAvailability } from "./http/DatabaseAvailability.ts"
 import * as DeprecationHeaders from "./http/DeprecationHeaders.ts"
 import * as ErrorResponses from "./http/ErrorResponses.ts"
+import * as InputRules from "./http/InputRules.ts"
 import * as Observability from "./http/Observability.ts"
 import { RateLimitWindows } from "./http/RateLimitWindows.ts"
 
@@ -38,7 +39,7 @@ const Repositories = Layer.mergeAll(
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchTests.layer]),
-  Layer.provide(Authorization.layer)
+  Layer.provide([Authorization.layer, InputRules.layer])
 )
 
 /** @category layers */

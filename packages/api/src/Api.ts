@@ -4,6 +4,7 @@
  * tests call it through a typed client, and `/openapi.json` is generated from it (version 3.0.0,
  * spec: Versioning).
  */
+import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
 import { HttpApi, OpenApi } from "effect/http-api"
 import { BackfillGroup } from "./groups/Backfill.ts"
 import { BatchCallsGroup } from "./groups/BatchCalls.ts"
@@ -22,4 +23,9 @@ export class Api extends HttpApi.make("svc")
     description: "Contacts, contact-analysis backfill, batch outbound calls and batch tests. Every error is " +
       "{\"status\":\"error\",\"message\":\"...\"}."
   }))
+  // decision 0105: a body field, query parameter or path parameter the contract does not define is a
+  // 400 naming it, on every endpoint; responses and headers keep the schema defaults
+  .annotate(HttpApi.PayloadParseOptions, requestParseOptions)
+  .annotate(HttpApi.QueryParseOptions, requestParseOptions)
+  .annotate(HttpApi.ParamsParseOptions, requestParseOptions)
 {}

@@ -64,7 +64,10 @@ export const toResponse = (
     if (HttpApiError.HttpApiSchemaError.is(error) && error.kind !== "Body" && error.kind !== "ResponseHeaders") {
       const kind = error.kind as keyof typeof ROOTS | "Payload" | "Body"
       const root = kind in ROOTS ? ROOTS[kind as keyof typeof ROOTS] : "request body"
-      return body(400, formatDecodeError(error.cause, { root }))
+      return body(
+        400,
+        formatDecodeError(error.cause, root === "path" || root === "query" ? { root, parameters: root } : { root })
+      )
     }
     if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
       return body(400, tooLarge)

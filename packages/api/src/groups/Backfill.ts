@@ -3,6 +3,7 @@ import { BackfillContactAnalysisDataRequest, BackfillJobStatus } from "@svc/doma
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, TooManyRequests, Unauthorized } from "../Errors.ts"
+import { InputRules } from "../InputRules.ts"
 
 export class BackfillGroup extends HttpApiGroup.make("backfill")
   .add(
@@ -16,8 +17,11 @@ export class BackfillGroup extends HttpApiGroup.make("backfill")
     ),
     HttpApiEndpoint.get("getBackfillContactJobStatus", "/get-backfill-contact-job-status", {
       success: BackfillJobStatus,
-      error: [Unauthorized, TooManyRequests, InternalServerError]
+      // 400: a query parameter sent (it takes none: decision 0105)
+      error: [BadRequest, Unauthorized, TooManyRequests, InternalServerError]
     })
   )
+  // first added, innermost: runs after the key check, so nothing of an unauthenticated request is read
+  .middleware(InputRules)
   .middleware(Authorization)
 {}

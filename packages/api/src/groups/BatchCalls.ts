@@ -3,6 +3,7 @@ import { BatchCall, CreateBatchCallRequest } from "@svc/domain/models/BatchCall.
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, NotFound, Unauthorized } from "../Errors.ts"
+import { InputRules } from "../InputRules.ts"
 
 export class BatchCallsGroup extends HttpApiGroup.make("batchCalls")
   .add(
@@ -15,5 +16,7 @@ export class BatchCallsGroup extends HttpApiGroup.make("batchCalls")
       "Create a batch of outbound calls from an owned number; honours Idempotency-Key"
     )
   )
+  // first added, innermost: runs after the key check, so nothing of an unauthenticated request is read
+  .middleware(InputRules)
   .middleware(Authorization)
 {}

@@ -5,6 +5,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
+import { InputRules } from "../InputRules.ts"
 
 export class BatchTestsGroup extends HttpApiGroup.make("batchTests")
   .add(
@@ -19,5 +20,7 @@ export class BatchTestsGroup extends HttpApiGroup.make("batchTests")
       error: [BadRequest, Unauthorized, TooManyRequests, InternalServerError]
     })
   )
+  // first added, innermost: runs after the key check, so nothing of an unauthenticated request is read
+  .middleware(InputRules)
   .middleware(Authorization)
 {}

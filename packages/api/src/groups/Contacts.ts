@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
+import { InputRules } from "../InputRules.ts"
 
 const contactId = { contact_id: Schema.String }
 
@@ -43,5 +44,7 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
       error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
     })
   )
+  // first added, innermost: runs after the key check, so nothing of an unauthenticated request is read
+  .middleware(InputRules)
   .middleware(Authorization)
 {}

@@ -8,11 +8,19 @@
  * `ambient_sound`, `voice_model`, `pii_config`, `svc_llm.start_speaker`, `conversation_flow.model_choice`
  * and `custom_stt_config.provider` are accepted too, so that a vendor client's override is not dropped.
  *
+ * The vendor's older agent settings that its client examples still carry (`enable_voicemail_detection`,
+ * `voicemail_message`, `voicemail_detection_timeout_ms`, `is_public`, `normalize_for_speech`) are accepted and
+ * kept as sent. The agent fields the deprecation schedule removed (`analysis_summary_prompt`,
+ * `analysis_successful_prompt`, `analysis_user_sentiment_prompt`, 06/15/2026) are a 400 naming the date and the
+ * replacement; any other unknown field is a 400 too (decision 0105: never dropped).
+ *
  * The one value rule: a scalar `language` of `"multi"` is rejected (spec, Versioning, 07/31/2026, and
  * Errors: "a request that sends the scalar `multi` as an agent `language` is rejected"), with a message that
  * names the replacement, a list of locales.
  */
 import { Schema } from "effect"
+import type { RuleId } from "../Deprecation/Rule.ts"
+import { getRule } from "../Deprecation/Schedule.ts"
 import { FiniteNumber, NonEmptyString, NonNegativeInt, NonNegativeNumber } from "./Primitives.ts"
 import { ResponseEngine } from "./ResponseEngine.ts"
 
@@ -20,6 +28,21 @@ const optional = <S extends Schema.Top>(schema: S) => Schema.optionalKey(schema)
 const nullable = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
 
 const Strings = Schema.Array(Schema.String)
+
+/**
+ * A field the deprecation schedule removed: any value is a 400 that names the removal date and the
+ * replacement, from the schedule's own row, instead of the generic unknown-field message.
+ */
+const removedField = (ruleId: RuleId) => {
+  const rule = getRule(ruleId)
+  const removal = rule.milestones.find((milestone) => milestone.status === "removed")?.date ?? ""
+  return Schema.optionalKey(
+    Schema.Never.annotate({
+      message: `was removed on ${removal}; use ${rule.replacement}`,
+      description: `Removed on ${removal}: use ${rule.replacement}. Sending it is a 400.`
+    })
+  )
+}
 
 const isMulti = (language: string): boolean => language.toLowerCase() === "multi"
 
@@ -234,7 +257,17 @@ export const AgentSettingsOverride = Schema.Struct({
   handbook_config: optional(HandbookConfig),
   ambient_sound: nullable(Schema.String),
   voice_model: nullable(Schema.String),
-  pii_config: optional(PiiConfig)
+  pii_config: optional(PiiConfig),
+  // older vendor settings still in the vendor's client examples: kept as sent
+  enable_voicemail_detection: optional(Schema.Boolean),
+  voicemail_message: optional(Schema.String),
+  voicemail_detection_timeout_ms: optional(NonNegativeNumber),
+  is_public: optional(Schema.Boolean),
+  normalize_for_speech: optional(Schema.Boolean),
+  // spec, deprecation schedule 06/15/2026: removed
+  analysis_summary_prompt: removedField("legacy-analysis-prompts"),
+  analysis_successful_prompt: removedField("legacy-analysis-prompts"),
+  analysis_user_sentiment_prompt: removedField("legacy-analysis-prompts")
 }).annotate({ identifier: "AgentSettingsOverride", description: "Overrides of agent settings for one call." })
 /** @category models */
 export type AgentSettingsOverride = typeof AgentSettingsOverride.Type

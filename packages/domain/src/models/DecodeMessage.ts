@@ -10,6 +10,9 @@
  * the schema's shape ("must be a string"). Messages are written as clauses that follow the path ("must be ...",
  * "is required"); a message that is a sentence of its own is attached after a colon.
  *
+ * A key the schema does not define (decoded with `onExcessProperty: "error"`, RequestDecoding.ts) "is not a
+ * known field of this request", or "not a known parameter of this endpoint" in a query string.
+ *
  * The value "got" is read from the input recorded in the issues (decode with `reportInput: true`) or, when the
  * caller passes it, from the raw input itself, which works whatever the parse options were.
  */
@@ -25,6 +28,11 @@ export interface DecodeMessageOptions {
   readonly input?: unknown
   /** What to call the value itself when the failure is at its root; default `"request body"`. */
   readonly root?: string
+  /**
+   * The value is a request's path parameters or query string: the subject reads `query parameter llm_id`
+   * and an unknown key is "not a known parameter" rather than a field.
+   */
+  readonly parameters?: "path" | "query"
 }
 
 /**
@@ -79,9 +87,14 @@ export const formatDecodeError = (
         : sentence(formatPath(keyPath), `is required and must be ${rule}`, notFound)
     }
   }
-  const subject = found.path.length === 0 ? root : formatPath(found.path)
+  const parameters = options?.parameters
+  const subject = found.path.length === 0
+    ? root
+    : parameters === undefined
+    ? formatPath(found.path)
+    : `${parameters} parameter ${formatPath(found.path)}`
   const value = leaf._tag === "MissingKey" ? notFound : valueAt(found.path)
-  return sentence(subject, clauseOf(leaf, found.rule), value)
+  return sentence(subject, clauseOf(leaf, found.rule, parameters !== undefined), value)
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -147,7 +160,7 @@ const findClause = (annotations: object | undefined): string | undefined => {
   return undefined
 }
 
-const clauseOf = (leaf: SchemaIssue.Issue, rule: string | undefined): string => {
+const clauseOf = (leaf: SchemaIssue.Issue, rule: string | undefined, parameter: boolean): string => {
   switch (leaf._tag) {
     case "MissingKey": {
       const message = leaf.annotations?.messageMissingKey
@@ -155,7 +168,12 @@ const clauseOf = (leaf: SchemaIssue.Issue, rule: string | undefined): string => 
     }
     case "UnexpectedKey": {
       const message = leaf.ast.annotations?.messageUnexpectedKey
-      return typeof message === "string" ? asClause(message) : "is not an allowed field"
+      // decision 0105: unknown fields are rejected, never dropped
+      return typeof message === "string"
+        ? asClause(message)
+        : parameter
+        ? "is not a known parameter of this endpoint"
+        : "is not a known field of this request"
     }
     case "InvalidValue":
       return findClause(leaf.annotations) ?? rule ?? "is not valid"

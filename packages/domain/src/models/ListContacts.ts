@@ -6,9 +6,10 @@
  * vendor's client sends `null` for `list(null)`): decode it with {@link ListContactsBody}.
  *
  * `filter_criteria` accepts the spec's three members plus the vendor's four (design, "filter members"), each
- * with the condition types listed in `FilterCondition.ts`; conditions are combined with AND. Unlike unknown
- * fields elsewhere, which are ignored, an unknown filter member is rejected: silently dropping a filter
+ * with the condition types listed in `FilterCondition.ts`; conditions are combined with AND. An unknown filter
+ * member is rejected with a message listing the members, whatever the parse options: silently dropping a filter
  * would return contacts the caller meant to exclude (design, "filter `op`": "Unknown member, type or op: 400").
+ * Other unknown fields are rejected at the HTTP edge like everywhere (RequestDecoding.ts).
  */
 import { Effect, Option, Schema, SchemaGetter, SchemaIssue, SchemaTransformation } from "effect"
 import { Contact } from "./Contact.ts"

@@ -2,8 +2,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import { AgentLanguage, AgentOverride } from "../../src/models/AgentOverride.ts"
 import { formatDecodeError } from "../../src/models/DecodeMessage.ts"
+import { requestParseOptions } from "../../src/models/RequestDecoding.ts"
 
-const decode = (input: unknown) => Schema.decodeUnknownResult(AgentOverride)(input, { reportInput: true })
+// as the HTTP edge decodes it
+const decode = (input: unknown) =>
+  Schema.decodeUnknownResult(AgentOverride)(input, { ...requestParseOptions, reportInput: true })
 
 const failure = (input: unknown): string => {
   const result = decode(input)
@@ -137,12 +140,48 @@ describe("AgentOverride", () => {
     assert.deepStrictEqual<unknown>(roundTrip(cleared), cleared)
   })
 
-  it("drops fields the spec does not have", () => {
-    assert.deepStrictEqual<unknown>(
-      roundTrip({ agent: { voice_id: "v", analysis_summary_prompt: "x" }, retell_llm: {} }),
-      {
-        agent: { voice_id: "v" }
+  it("keeps the vendor's older agent settings that its client examples still send", () => {
+    const older = {
+      agent: {
+        enable_voicemail_detection: true,
+        voicemail_message: "Hi, please give us a callback.",
+        voicemail_detection_timeout_ms: 30000,
+        is_public: false,
+        normalize_for_speech: true
       }
+    }
+    assert.deepStrictEqual<unknown>(roundTrip(older), older)
+  })
+
+  it("rejects the agent fields the schedule removed, naming the date and the replacement", () => {
+    for (const field of ["analysis_summary_prompt", "analysis_successful_prompt", "analysis_user_sentiment_prompt"]) {
+      assert.strictEqual(
+        failure({ agent: { voice_id: "v", [field]: "Summarize the call." } }),
+        `agent.${field} was removed on 2026-06-15; use \`post_call_analysis_data\` / \`post_chat_analysis_data\` ` +
+          "system presets (got \"Summarize the call.\")"
+      )
+    }
+    // null too: nothing about a removed field is kept
+    assert.include(failure({ agent: { analysis_summary_prompt: null } }), "was removed on 2026-06-15")
+  })
+
+  it("rejects any other field the tables do not have, at every level (decision 0105)", () => {
+    assert.strictEqual(failure({ retell_llm: {} }), "retell_llm is not a known field of this request (got {})")
+    assert.strictEqual(
+      failure({ agent: { voice_id: "v", voice_ids: ["a"] } }),
+      "agent.voice_ids is not a known field of this request (got [\"a\"])"
+    )
+    assert.strictEqual(
+      failure({ agent: { voicemail_option: { action: { type: "hangup", delay: 1 } } } }),
+      "agent.voicemail_option.action.delay is not a known field of this request (got 1)"
+    )
+    assert.strictEqual(
+      failure({ svc_llm: { kb_config: { top_k: 1, top_p: 0.5 } } }),
+      "svc_llm.kb_config.top_p is not a known field of this request (got 0.5)"
+    )
+    assert.strictEqual(
+      failure({ conversation_flow: { model_choice: { type: "cascading", model: "gpt-4.1", tier: 1 } } }),
+      "conversation_flow.model_choice.tier is not a known field of this request (got 1)"
     )
   })
 

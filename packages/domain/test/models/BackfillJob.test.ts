@@ -2,9 +2,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import { BackfillContactAnalysisDataRequest, BackfillJobStatus } from "../../src/models/BackfillJob.ts"
 import { formatDecodeError } from "../../src/models/DecodeMessage.ts"
+import { requestParseOptions } from "../../src/models/RequestDecoding.ts"
 
+// as the HTTP edge decodes it
 const decode = (input: unknown) =>
-  Schema.decodeUnknownResult(BackfillContactAnalysisDataRequest)(input, { reportInput: true })
+  Schema.decodeUnknownResult(BackfillContactAnalysisDataRequest)(input, { ...requestParseOptions, reportInput: true })
 
 const failure = (input: unknown): string => {
   const result = decode(input)
@@ -85,13 +87,18 @@ describe("BackfillContactAnalysisDataRequest", () => {
     )
   })
 
-  it("ignores unknown fields", () => {
-    assert.deepStrictEqual<unknown>(
-      roundTrip({ backfill_attributes: ["a"], dry_run: true, backfill_call_filter: { channel: "voice" } }),
-      {
-        backfill_attributes: ["a"],
-        backfill_call_filter: {}
-      }
+  it("rejects unknown fields at every level, naming them (decision 0105)", () => {
+    assert.strictEqual(
+      failure({ backfill_attributes: ["a"], dry_run: true }),
+      "dry_run is not a known field of this request (got true)"
+    )
+    assert.strictEqual(
+      failure({ backfill_attributes: ["a"], backfill_call_filter: { channel: "voice" } }),
+      "backfill_call_filter.channel is not a known field of this request (got \"voice\")"
+    )
+    assert.strictEqual(
+      failure({ backfill_attributes: ["a"], backfill_call_filter: { agent: [{ agent_id: "a", versions: [1] }] } }),
+      "backfill_call_filter.agent[0].versions is not a known field of this request (got [1])"
     )
   })
 

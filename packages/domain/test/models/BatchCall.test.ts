@@ -4,8 +4,11 @@ import { BatchCall, CreateBatchCallRequest } from "../../src/models/BatchCall.ts
 import { BatchCallTask } from "../../src/models/BatchCallTask.ts"
 import { formatDecodeError } from "../../src/models/DecodeMessage.ts"
 import { E164 } from "../../src/models/E164.ts"
+import { requestParseOptions } from "../../src/models/RequestDecoding.ts"
 
-const decode = (input: unknown) => Schema.decodeUnknownResult(CreateBatchCallRequest)(input, { reportInput: true })
+// as the HTTP edge decodes it
+const decode = (input: unknown) =>
+  Schema.decodeUnknownResult(CreateBatchCallRequest)(input, { ...requestParseOptions, reportInput: true })
 
 const failure = (input: unknown): string => {
   const result = decode(input)
@@ -19,8 +22,8 @@ const encode = Schema.encodeSync(CreateBatchCallRequest)
 const minimal = { from_number: "+14157774444", tasks: [{ to_number: "+12137774445" }] }
 
 // The vendor client's "required and optional params" example, with the vendor word replaced by `svc` (spec,
-// Conventions). The vendor-only fields the spec does not list (analysis_*_prompt, enable_voicemail_detection, ...)
-// are kept in on purpose: they must be ignored.
+// Conventions). It carries vendor fields the spec does not list: the older settings (enable_voicemail_detection,
+// ...) are kept; the analysis_*_prompt fields were removed by the schedule on 06/15/2026 and are refused.
 const full = {
   from_number: "+14157774444",
   tasks: [
@@ -118,15 +121,14 @@ const full = {
   trigger_timestamp: 1735718400000
 }
 
-const notInSpec = [
-  "analysis_successful_prompt",
-  "analysis_summary_prompt",
-  "enable_voicemail_detection",
-  "is_public",
-  "normalize_for_speech",
-  "voicemail_detection_timeout_ms",
-  "voicemail_message"
-]
+const removedBySchedule = ["analysis_successful_prompt", "analysis_summary_prompt"]
+
+// The full example without the removed fields, as a client following the schedule sends it.
+const fullCurrent = (() => {
+  const agent = { ...full.tasks[0]!.agent_override.agent } as Record<string, unknown>
+  for (const key of removedBySchedule) delete agent[key]
+  return { ...full, tasks: [{ ...full.tasks[0]!, agent_override: { ...full.tasks[0]!.agent_override, agent } }] }
+})()
 
 const task = { to_number: "+14155550123" }
 const withTask = (extra: Record<string, unknown>) => ({ ...minimal, tasks: [{ ...task, ...extra }] })
@@ -142,27 +144,59 @@ describe("CreateBatchCallRequest", () => {
     }
   })
 
-  it("decodes the vendor's full example, dropping the fields the spec does not have", () => {
-    const result = decode(full)
-    assert.isTrue(Result.isSuccess(result))
-    if (Result.isSuccess(result)) {
-      const encoded = encode(result.success)
-      const agent = { ...full.tasks[0]!.agent_override.agent } as Record<string, unknown>
-      for (const key of notInSpec) delete agent[key]
-      const expected = {
-        ...full,
-        tasks: [{ ...full.tasks[0]!, agent_override: { ...full.tasks[0]!.agent_override, agent } }]
-      }
-      assert.deepStrictEqual<unknown>(encoded, expected)
-    }
+  it("decodes the vendor's full example and keeps every field of it", () => {
+    const result = decode(fullCurrent)
+    assert.isTrue(Result.isSuccess(result), Result.isFailure(result) ? formatDecodeError(result.failure) : "")
+    if (Result.isSuccess(result)) assert.deepStrictEqual<unknown>(encode(result.success), fullCurrent)
   })
 
-  it("drops unknown fields at every level", () => {
-    const result = decode({ ...minimal, retry: true, tasks: [{ ...task, priority: 1, agent_override: { x: 1 } }] })
+  it("refuses the full example's analysis prompts, which the schedule removed, naming date and replacement", () => {
+    assert.strictEqual(
+      failure(full),
+      "tasks[0].agent_override.agent.analysis_summary_prompt was removed on 2026-06-15; use " +
+        "`post_call_analysis_data` / `post_chat_analysis_data` system presets (got \"Summarize the outcome of the " +
+        "conversation in two sentences.\")"
+    )
+  })
+
+  it("rejects unknown fields at every level, naming the first (decision 0105)", () => {
+    assert.strictEqual(failure({ ...minimal, retry: true }), "retry is not a known field of this request (got true)")
+    assert.strictEqual(
+      failure(withTask({ priority: 1 })),
+      "tasks[0].priority is not a known field of this request (got 1)"
+    )
+    // the vendor word: this service spells it svc_llm_dynamic_variables (spec, Conventions)
+    assert.strictEqual(
+      failure(withTask({ retell_llm_dynamic_variables: { a: "b" } })),
+      "tasks[0].retell_llm_dynamic_variables is not a known field of this request (got {\"a\":\"b\"})"
+    )
+    assert.strictEqual(
+      failure(withTask({ agent_override: { x: 1 } })),
+      "tasks[0].agent_override.x is not a known field of this request (got 1)"
+    )
+    assert.strictEqual(
+      failure(withTask({ agent_override: { agent: { response_engine: { type: "svc-llm", llm_id: "l", v: 1 } } } })),
+      "tasks[0].agent_override.agent.response_engine.v is not a known field of this request (got 1)"
+    )
+    assert.strictEqual(
+      failure({ ...minimal, call_time_window: { windows: [{ start: 540, end: 1020, tz: "UTC" }] } }),
+      "call_time_window.windows[0].tz is not a known field of this request (got \"UTC\")"
+    )
+    assert.strictEqual(
+      failure({ ...minimal, call_time_window: { windows: [{ start: 540, end: 1020 }], days: ["Monday"] } }),
+      "call_time_window.days is not a known field of this request (got [\"Monday\"])"
+    )
+  })
+
+  it("keeps any keys inside metadata, dynamic variables and SIP headers, which are maps", () => {
+    const maps = withTask({
+      metadata: { anything: { nested: [1] } },
+      svc_llm_dynamic_variables: { customer: "Ann" },
+      custom_sip_headers: { "X-Campaign": "q4" }
+    })
+    const result = decode(maps)
     assert.isTrue(Result.isSuccess(result))
-    if (Result.isSuccess(result)) {
-      assert.deepStrictEqual<unknown>(encode(result.success), { ...minimal, tasks: [{ ...task, agent_override: {} }] })
-    }
+    if (Result.isSuccess(result)) assert.deepStrictEqual<unknown>(encode(result.success), maps)
   })
 
   it("requires from_number as a non-empty E.164 number", () => {

@@ -3,9 +3,11 @@ import { Result, Schema } from "effect"
 import { Contact } from "../../src/models/Contact.ts"
 import { CreateContactRequest, requestedTags, UpdateContactRequest } from "../../src/models/ContactInput.ts"
 import { formatDecodeError } from "../../src/models/DecodeMessage.ts"
+import { requestParseOptions } from "../../src/models/RequestDecoding.ts"
 
+// requests as the HTTP edge decodes them (unknown fields rejected); a Contact has no unknown fields to meet
 const failure = <S extends Schema.Decoder<unknown>>(schema: S, input: unknown): string => {
-  const result = Schema.decodeUnknownResult(schema)(input, { reportInput: true })
+  const result = Schema.decodeUnknownResult(schema)(input, { ...requestParseOptions, reportInput: true })
   if (Result.isSuccess(result)) return assert.fail("expected a decode failure")
   return formatDecodeError(result.failure)
 }
@@ -93,6 +95,13 @@ describe("CreateContactRequest", () => {
     )
   })
 
+  it("refuses unknown fields, naming them (decision 0105)", () => {
+    assert.strictEqual(
+      failure(CreateContactRequest, { phone_number: "+14155550123", email: "a@b.c" }),
+      "email is not a known field of this request (got \"a@b.c\")"
+    )
+  })
+
   it("decodes the vendor client's full example", () => {
     const body = { phone_number: "+14155550123", custom_fields: {}, do_not_call: true, first_name: "f", last_name: "l" }
     const request = Schema.decodeUnknownSync(CreateContactRequest)(body)
@@ -101,12 +110,20 @@ describe("CreateContactRequest", () => {
 })
 
 describe("UpdateContactRequest", () => {
-  it("makes every field optional, lets null clear a custom field and ignores phone_number", () => {
-    const request = Schema.decodeUnknownSync(UpdateContactRequest)({
-      phone_number: "+14155550199",
-      custom_fields: { city: null }
-    })
+  it("makes every field optional and lets null clear a custom field", () => {
+    const request = Schema.decodeUnknownSync(UpdateContactRequest)({ custom_fields: { city: null } })
     assert.deepStrictEqual<unknown>(Schema.encodeSync(UpdateContactRequest)(request), { custom_fields: { city: null } })
     assert.isUndefined(requestedTags(Schema.decodeUnknownSync(UpdateContactRequest)({})))
+  })
+
+  it("refuses phone_number, which an update cannot change, and any other unknown field (decision 0105)", () => {
+    assert.strictEqual(
+      failure(UpdateContactRequest, { phone_number: "+14155550199", custom_fields: { city: null } }),
+      "phone_number is not a known field of this request (got \"+14155550199\")"
+    )
+    assert.strictEqual(
+      failure(UpdateContactRequest, { contact_id: "c_1" }),
+      "contact_id is not a known field of this request (got \"c_1\")"
+    )
   })
 })

@@ -55,6 +55,29 @@ describe("formatDecodeError", () => {
     )
   })
 
+  it("says an unknown field is not a known field of the request (decoded with the request options)", () => {
+    const result = Schema.decodeUnknownResult(Body)({ name: "a", count: 1, colour: "red" }, {
+      onExcessProperty: "error",
+      reportInput: true
+    })
+    if (Result.isSuccess(result)) return assert.fail("expected a decode failure")
+    assert.strictEqual(formatDecodeError(result.failure), "colour is not a known field of this request (got \"red\")")
+    assert.strictEqual(
+      formatDecodeError(result.failure, { root: "query", parameters: "query" }),
+      "query parameter colour is not a known parameter of this endpoint (got \"red\")"
+    )
+  })
+
+  it("names path and query parameters as such", () => {
+    const Params = Schema.Struct({ contact_id: Schema.String.check(Schema.isNonEmpty({ expected: "an id" })) })
+    const result = Schema.decodeUnknownResult(Params)({ contact_id: "" }, { reportInput: true })
+    if (Result.isSuccess(result)) return assert.fail("expected a decode failure")
+    assert.strictEqual(
+      formatDecodeError(result.failure, { root: "path", parameters: "path" }),
+      "path parameter contact_id must be an id (got \"\")"
+    )
+  })
+
   it("calls the root the request body", () => {
     assert.strictEqual(messageOf(Body, null), "request body must be an object (got null)")
   })

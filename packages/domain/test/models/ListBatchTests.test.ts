@@ -3,20 +3,24 @@ import { Arbitrary, Result, Schema } from "effect"
 import { formatDecodeError } from "../../src/models/DecodeMessage.ts"
 import { ConversationFlowId, LlmId } from "../../src/models/Ids.ts"
 import { ListBatchTestsQuery, ListBatchTestsResponse } from "../../src/models/ListBatchTests.ts"
+import { requestParseOptions } from "../../src/models/RequestDecoding.ts"
 
+// as the HTTP edge decodes it
 const decode = (query: Record<string, string>) =>
-  Schema.decodeUnknownResult(ListBatchTestsQuery)(query, { reportInput: true })
+  Schema.decodeUnknownResult(ListBatchTestsQuery)(query, { ...requestParseOptions, reportInput: true })
 
 const decoded = (query: Record<string, string>): ListBatchTestsQuery => {
   const result = decode(query)
-  if (Result.isFailure(result)) return assert.fail(formatDecodeError(result.failure, { root: "query" }))
+  if (Result.isFailure(result)) {
+    return assert.fail(formatDecodeError(result.failure, { root: "query", parameters: "query" }))
+  }
   return result.success
 }
 
 const failure = (query: Record<string, string>): string => {
   const result = decode(query)
   if (Result.isSuccess(result)) return assert.fail("expected a decode failure")
-  return formatDecodeError(result.failure, { root: "query" })
+  return formatDecodeError(result.failure, { root: "query", parameters: "query" })
 }
 
 describe("ListBatchTestsQuery", () => {
@@ -41,61 +45,71 @@ describe("ListBatchTestsQuery", () => {
     assert.isUndefined(query.version)
     assert.strictEqual(query.limit, 50)
     assert.isUndefined(query.pagination_key)
-    assert.strictEqual(failure({ type: "svc-llm", llm_id: "" }), "llm_id is required when type is svc-llm")
+    assert.strictEqual(
+      failure({ type: "svc-llm", llm_id: "" }),
+      "query parameter llm_id is required when type is svc-llm"
+    )
   })
 
   it("requires type, and only svc-llm or conversation-flow", () => {
-    assert.strictEqual(failure({ llm_id: "llm_1" }), "type is required")
+    assert.strictEqual(failure({ llm_id: "llm_1" }), "query parameter type is required")
     assert.strictEqual(
       failure({ type: "custom-llm" }),
-      "type must be one of \"svc-llm\", \"conversation-flow\" (got \"custom-llm\")"
+      "query parameter type must be one of \"svc-llm\", \"conversation-flow\" (got \"custom-llm\")"
     )
     assert.strictEqual(
       failure({ type: "retell-llm", llm_id: "x" }),
-      "type must be one of \"svc-llm\", \"conversation-flow\" (got \"retell-llm\")"
+      "query parameter type must be one of \"svc-llm\", \"conversation-flow\" (got \"retell-llm\")"
+    )
+  })
+
+  it("refuses a parameter it does not define, naming it (decision 0105)", () => {
+    assert.strictEqual(
+      failure({ type: "svc-llm", llm_id: "llm_1", sort_order: "asc" }),
+      "query parameter sort_order is not a known parameter of this endpoint (got \"asc\")"
     )
   })
 
   it("requires the id that matches the type", () => {
-    assert.strictEqual(failure({ type: "svc-llm" }), "llm_id is required when type is svc-llm")
+    assert.strictEqual(failure({ type: "svc-llm" }), "query parameter llm_id is required when type is svc-llm")
     assert.strictEqual(
       failure({ type: "conversation-flow", llm_id: "llm_1" }),
-      "conversation_flow_id is required when type is conversation-flow"
+      "query parameter conversation_flow_id is required when type is conversation-flow"
     )
   })
 
   it("accepts limit from 1 to 1000", () => {
     assert.strictEqual(
       failure({ type: "svc-llm", llm_id: "l", limit: "0" }),
-      "limit must be an integer from 1 to 1000 (got 0)"
+      "query parameter limit must be an integer from 1 to 1000 (got 0)"
     )
     assert.strictEqual(
       failure({ type: "svc-llm", llm_id: "l", limit: "1001" }),
-      "limit must be an integer from 1 to 1000 (got 1001)"
+      "query parameter limit must be an integer from 1 to 1000 (got 1001)"
     )
     assert.strictEqual(
       failure({ type: "svc-llm", llm_id: "l", limit: "ten" }),
-      "limit must be a whole number written in digits (got \"ten\")"
+      "query parameter limit must be a whole number written in digits (got \"ten\")"
     )
     assert.strictEqual(
       failure({ type: "svc-llm", llm_id: "l", limit: "-5" }),
-      "limit must be a whole number written in digits (got \"-5\")"
+      "query parameter limit must be a whole number written in digits (got \"-5\")"
     )
   })
 
   it("requires version to be a whole number", () => {
     assert.strictEqual(
       failure({ type: "svc-llm", llm_id: "l", version: "1.5" }),
-      "version must be a whole number written in digits (got \"1.5\")"
+      "query parameter version must be a whole number written in digits (got \"1.5\")"
     )
     assert.strictEqual(
       failure({ type: "svc-llm", llm_id: "l", version: "latest" }),
-      "version must be a whole number written in digits (got \"latest\")"
+      "query parameter version must be a whole number written in digits (got \"latest\")"
     )
   })
 
-  it("ignores unknown parameters and encodes back to strings", () => {
-    const query = decoded({ type: "svc-llm", llm_id: "llm_1", version: "3", sort: "asc" })
+  it("encodes back to strings", () => {
+    const query = decoded({ type: "svc-llm", llm_id: "llm_1", version: "3" })
     assert.deepStrictEqual<unknown>(Schema.encodeSync(ListBatchTestsQuery)(query), {
       type: "svc-llm",
       llm_id: "llm_1",

@@ -3,8 +3,11 @@ import { Result, Schema } from "effect"
 import { Contact } from "../../src/models/Contact.ts"
 import { formatDecodeError } from "../../src/models/DecodeMessage.ts"
 import { ListContactsBody, ListContactsRequest, ListContactsResponse } from "../../src/models/ListContacts.ts"
+import { requestParseOptions } from "../../src/models/RequestDecoding.ts"
 
-const decode = (input: unknown) => Schema.decodeUnknownResult(ListContactsBody)(input, { reportInput: true })
+// as the HTTP edge decodes it
+const decode = (input: unknown) =>
+  Schema.decodeUnknownResult(ListContactsBody)(input, { ...requestParseOptions, reportInput: true })
 
 const decoded = (input: unknown): ListContactsRequest => {
   const result = decode(input)
@@ -87,9 +90,11 @@ describe("ListContactsRequest", () => {
     )
   })
 
-  it("ignores unknown fields", () => {
-    const request = decoded({ limit: 5, channel: "voice" })
-    assert.deepStrictEqual<unknown>(Schema.encodeSync(ListContactsBody)(request), { limit: 5, sort_order: "desc" })
+  it("rejects unknown fields, naming them (decision 0105)", () => {
+    assert.strictEqual(
+      failure({ limit: 5, channel: "voice" }),
+      "channel is not a known field of this request (got \"voice\")"
+    )
   })
 
   it("rejects a body that is not an object", () => {
@@ -270,10 +275,15 @@ describe("filter_criteria", () => {
     )
   })
 
-  it("ignores unknown fields inside a condition", () => {
-    assert.deepStrictEqual<unknown>(filter({ external_id: { type: "string", value: "a", case: "insensitive" } }), {
-      external_id: { type: "string", op: "eq", value: "a" }
-    })
+  it("rejects unknown fields inside a condition (decision 0105)", () => {
+    assert.strictEqual(
+      filterFailure({ external_id: { type: "string", value: "a", case: "insensitive" } }),
+      "filter_criteria.external_id.case is not a known field of this request (got \"insensitive\")"
+    )
+    assert.strictEqual(
+      filterFailure({ custom_fields: [{ key: "plan", type: "enum", value: ["pro"], negate: true }] }),
+      "filter_criteria.custom_fields[0].negate is not a known field of this request (got true)"
+    )
   })
 })
 
