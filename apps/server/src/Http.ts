@@ -42,6 +42,9 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
   Layer.provide([Authorization.layer, InputRules.layer])
 )
 
+/** Options of the router that serves {@link routes} (InputRules.ts: path parameters up to 4096 characters). */
+export const routerConfig = InputRules.routerConfig
+
 /** @category layers */
 export const routes = Layer.mergeAll(
   ApiRoutes,

@@ -30,7 +30,11 @@ export const layer: Layer.Layer<never, Error | Config.ConfigError, SqlClient.Sql
           })
         )
     )
-    return HttpRouter.serve(Http.routes, { disableListenLog: true, disableLogger: true }).pipe(
+    return HttpRouter.serve(Http.routes, {
+      disableListenLog: true,
+      disableLogger: true,
+      routerConfig: Http.routerConfig
+    }).pipe(
       Layer.provide(listen),
       Layer.tap(() => Effect.logInfo(`svc-server listening on http://localhost:${port}`))
     )

@@ -11,7 +11,8 @@
  *   the keyset seek is one row comparison on that index;
  * - filter members and custom-field conditions are AND-combined (design: filter members);
  * - `search_query` is a case-insensitive substring of one field: control characters are removed
- *   (the fields are joined by U+001F in `search_text`) and `%`, `_`, `\` match literally;
+ *   (the fields are joined by U+001F in `search_text`; the HTTP edge refuses them, decision 0105, so
+ *   this only guards other callers) and `%`, `_`, `\` match literally;
  * - statements whose plan depends on the values (filters, search) are marked `custom`: they must
  *   run unprepared, because a generic plan of a prepared statement makes searches 10-600x slower
  *   (postgres-floor.md, Conclusions 5).

@@ -26,6 +26,8 @@ export interface RequestOptions {
   readonly body?: unknown
   /** Raw body text, sent as is with Content-Type application/json */
   readonly raw?: string
+  /** Raw body bytes (e.g. not UTF-8), sent as is with Content-Type application/json */
+  readonly bytes?: Uint8Array
   /** API key; `null` sends no Authorization header; default: the server's first key */
   readonly key?: string | null
   readonly headers?: Record<string, string>
@@ -57,7 +59,7 @@ export const start = async (env: Record<string, string> = {}, replicaOf?: TestSe
   const database = Layer.succeedContext(context)
   const { dispose, handler } = HttpRouter.toWebHandler(
     Http.routes.pipe(Layer.provide(database), Layer.provide(HttpServer.layerServices), Layer.provide(config)),
-    { disableLogger: true }
+    { disableLogger: true, routerConfig: Http.routerConfig }
   )
   const run = <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | ApiKeys>) =>
     Effect.runPromise(Effect.provideContext(effect, context))
@@ -72,8 +74,9 @@ export const start = async (env: Record<string, string> = {}, replicaOf?: TestSe
     const headers = new Headers(options.headers)
     const key = options.key === undefined ? defaultKey : options.key
     if (key !== null && key !== undefined) headers.set("authorization", `Bearer ${key}`)
-    let body: string | undefined
-    if (options.raw !== undefined) body = options.raw
+    let body: string | Uint8Array<ArrayBuffer> | undefined
+    if (options.bytes !== undefined) body = new Uint8Array(options.bytes)
+    else if (options.raw !== undefined) body = options.raw
     else if (options.body !== undefined) body = JSON.stringify(options.body)
     if (body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json")
     const init: RequestInit = body === undefined ? { method, headers } : { method, headers, body }

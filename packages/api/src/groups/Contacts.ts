@@ -1,6 +1,7 @@
 /** Contacts (spec: POST /list-contacts) and the vendor's contact companions. */
 import { Contact } from "@svc/domain/models/Contact.ts"
 import { CreateContactRequest, UpdateContactRequest } from "@svc/domain/models/ContactInput.ts"
+import { IdText } from "@svc/domain/models/Ids.ts"
 import { ListContactsBody, ListContactsResponse } from "@svc/domain/models/ListContacts.ts"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
@@ -8,7 +9,8 @@ import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
 import { InputRules } from "../InputRules.ts"
 
-const contactId = { contact_id: Schema.String }
+// decision 0105: a path id follows the id rules (1 to 255 characters)
+const contactId = { contact_id: IdText }
 
 export class ContactsGroup extends HttpApiGroup.make("contacts")
   .add(

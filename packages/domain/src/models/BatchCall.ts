@@ -4,7 +4,7 @@
  *
  * Request rules: `from_number` is required and E.164; `tasks` has at least one task (design, "empty
  * `tasks`": 400; the per-batch maximum is configuration, enforced by the handler); `trigger_timestamp` is
- * integer ms; `reserved_concurrency` is an integer `>= 0`; `call_time_window` follows the call-window rules
+ * integer ms; `reserved_concurrency` is an integer from 0 to 2^31 - 1; `call_time_window` follows the call-window rules
  * of `CallWindow.ts`.
  *
  * Response: `name` is the given name, else `""` (design, "`name`"); `scheduled_timestamp` is ms, the
@@ -20,6 +20,14 @@ import { BatchCallId } from "./Ids.ts"
 import { EpochMillis, NonNegativeInt } from "./Primitives.ts"
 
 /**
+ * The largest `reserved_concurrency`: any value above an org's concurrency limit already keeps every call of
+ * the batch waiting.
+ *
+ * @category models
+ */
+export const maxReservedConcurrency = 2_147_483_647
+
+/**
  * The body of `POST /create-batch-call`.
  *
  * @category models
@@ -33,9 +41,14 @@ export class CreateBatchCallRequest extends Schema.Class<CreateBatchCallRequest>
   trigger_timestamp: Schema.optionalKey(EpochMillis.annotate({
     description: "When to send the batch, ms since the Unix epoch; omitted means now."
   })),
-  reserved_concurrency: Schema.optionalKey(NonNegativeInt.annotate({
-    description: "Concurrency kept free for calls not triggered by the batch, such as inbound ones."
-  })),
+  reserved_concurrency: Schema.optionalKey(
+    // decision 0105: a bound a PostgreSQL integer holds (a larger value was a failed insert, a 500)
+    Schema.Int.check(
+      Schema.isBetween({ minimum: 0, maximum: maxReservedConcurrency }, {
+        expected: `an integer from 0 to ${maxReservedConcurrency}`
+      })
+    ).annotate({ description: "Concurrency kept free for calls not triggered by the batch, such as inbound ones." })
+  ),
   call_time_window: Schema.optionalKey(CallTimeWindow)
 }, { description: "Creates a batch of outbound calls from one owned number." }) {}
 

@@ -1,5 +1,5 @@
 /**
- * Branded identifiers of the spec's resources. On the wire every id is a non-empty string; in code the brand
+ * Branded identifiers of the spec's resources. On the wire every id is a non-empty string of at most 255 characters; in code the brand
  * keeps a contact id from being passed where a batch call id is expected. Decoding brands a string, and
  * `<Id>.make("...")` brands a trusted one.
  */
@@ -7,11 +7,29 @@ import { Schema } from "effect"
 import { NonEmptyString } from "./Primitives.ts"
 
 /**
+ * The longest id accepted anywhere (path, query, body): ids svc makes are at most 43 characters, the vendor's
+ * about 32. A bound keeps a path or query value from being arbitrarily large (decision 0105).
+ *
+ * @category models
+ */
+export const maxIdLength = 255
+
+/**
+ * Any id on the wire, unbranded: 1 to 255 characters. The branded ids below build on it; path parameters use
+ * it as is, so that typed clients pass plain strings.
+ *
+ * @category schemas
+ */
+export const IdText = NonEmptyString.check(
+  Schema.isMaxLength(maxIdLength, { expected: `at most ${maxIdLength} characters long` })
+)
+
+/**
  * Id of a batch test job (`test_case_batch_job_id`).
  *
  * @category models
  */
-export const TestCaseBatchJobId = NonEmptyString.pipe(Schema.brand("TestCaseBatchJobId")).annotate({
+export const TestCaseBatchJobId = IdText.pipe(Schema.brand("TestCaseBatchJobId")).annotate({
   description: "Unique id of a batch test job."
 })
 /** @category models */
@@ -22,7 +40,7 @@ export type TestCaseBatchJobId = typeof TestCaseBatchJobId.Type
  *
  * @category models
  */
-export const ContactId = NonEmptyString.pipe(Schema.brand("ContactId")).annotate({
+export const ContactId = IdText.pipe(Schema.brand("ContactId")).annotate({
   description: "Unique id of a contact."
 })
 /** @category models */
@@ -33,7 +51,7 @@ export type ContactId = typeof ContactId.Type
  *
  * @category models
  */
-export const OrgId = NonEmptyString.pipe(Schema.brand("OrgId")).annotate({
+export const OrgId = IdText.pipe(Schema.brand("OrgId")).annotate({
   description: "Id of the organisation that owns the resource."
 })
 /** @category models */
@@ -44,7 +62,7 @@ export type OrgId = typeof OrgId.Type
  *
  * @category models
  */
-export const BatchCallId = NonEmptyString.pipe(Schema.brand("BatchCallId")).annotate({
+export const BatchCallId = IdText.pipe(Schema.brand("BatchCallId")).annotate({
   description: "Unique id of a batch call."
 })
 /** @category models */
@@ -55,7 +73,7 @@ export type BatchCallId = typeof BatchCallId.Type
  *
  * @category models
  */
-export const LlmId = NonEmptyString.pipe(Schema.brand("LlmId")).annotate({
+export const LlmId = IdText.pipe(Schema.brand("LlmId")).annotate({
   description: "Id of an svc LLM response engine."
 })
 /** @category models */
@@ -66,7 +84,7 @@ export type LlmId = typeof LlmId.Type
  *
  * @category models
  */
-export const ConversationFlowId = NonEmptyString.pipe(Schema.brand("ConversationFlowId")).annotate({
+export const ConversationFlowId = IdText.pipe(Schema.brand("ConversationFlowId")).annotate({
   description: "Id of a conversation flow response engine."
 })
 /** @category models */
@@ -77,7 +95,7 @@ export type ConversationFlowId = typeof ConversationFlowId.Type
  *
  * @category models
  */
-export const AgentId = NonEmptyString.pipe(Schema.brand("AgentId")).annotate({
+export const AgentId = IdText.pipe(Schema.brand("AgentId")).annotate({
   description: "Id of an agent."
 })
 /** @category models */

@@ -9,7 +9,7 @@
  */
 import { Option, Schema, SchemaIssue, SchemaTransformation } from "effect"
 import { ConversationFlowId, LlmId } from "./Ids.ts"
-import { NonEmptyString } from "./Primitives.ts"
+import { PaginationKeyText } from "./Primitives.ts"
 import { TestCaseBatchJob } from "./TestCaseBatchJob.ts"
 
 const presentUnlessEmpty = (value: Option.Option<string>): Option.Option<string> =>
@@ -75,7 +75,7 @@ const ListBatchTestsFields = Schema.Struct({
       })
     )
   ),
-  pagination_key: optionalParam(NonEmptyString, "Key for fetching the next page.")
+  pagination_key: optionalParam(PaginationKeyText, "Key for fetching the next page.")
 }).check(
   Schema.makeFilter((query) =>
     // spec: llm_id is "required when type is svc-llm", conversation_flow_id "when type is conversation-flow"

@@ -14,7 +14,7 @@
 import { Effect, Option, Schema, SchemaGetter, SchemaIssue, SchemaTransformation } from "effect"
 import { Contact } from "./Contact.ts"
 import { BooleanFilter, EnumFilter, NumberFilter, PresentFilter, RangeFilter, StringFilter } from "./FilterCondition.ts"
-import { NonEmptyString, NonNegativeInt } from "./Primitives.ts"
+import { NonEmptyString, NonNegativeInt, PaginationKeyText } from "./Primitives.ts"
 
 const customFieldKey = {
   key: NonEmptyString.annotate({ description: "Name of the custom field." })
@@ -114,6 +114,9 @@ export type ContactSortOrder = typeof ContactSortOrder.Type
  */
 export const defaultListContactsLimit = 50
 
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/
+
 const ListContactsLimit = Schema.Int.check(
   Schema.isBetween({ minimum: 1, maximum: 1000 }, { expected: "an integer from 1 to 1000" })
 )
@@ -123,7 +126,7 @@ const OptionalPaginationKey = Schema.optionalKey(
   Schema.String.annotate({ description: "base64url key taken from a previous response's pagination_key." })
 ).pipe(
   Schema.decodeTo(
-    Schema.optionalKey(NonEmptyString),
+    Schema.optionalKey(PaginationKeyText),
     SchemaTransformation.transformOptional({
       decode: (key) => Option.filter(key, (value) => value !== ""),
       encode: (key) => key
@@ -144,10 +147,17 @@ const ListContactsFields = Schema.Struct({
   }).pipe(Schema.withDecodingDefaultKey(Effect.succeed("desc" as const))),
   pagination_key: OptionalPaginationKey,
   filter_criteria: Schema.optionalKey(ContactFilterCriteria),
-  search_query: Schema.optionalKey(Schema.String.annotate({
-    description: "Case-insensitive substring match against phone number, first name, last name, external id " +
-      "and custom field values."
-  }))
+  search_query: Schema.optionalKey(
+    Schema.String.check(
+      // decision 0105: refused, not stripped; the store joins the searched fields with U+001F
+      Schema.makeFilter((query: string) => !CONTROL_CHARACTER.test(query), {
+        message: "must not contain control characters (U+0000 to U+001F, U+007F to U+009F)"
+      })
+    ).annotate({
+      description: "Case-insensitive substring match against phone number, first name, last name, external id " +
+        "and custom field values. Control characters are refused."
+    })
+  )
 }).check(
   Schema.makeFilter((request, _ast, options) =>
     // decision 0104: a cursor already fixes the position; an offset on top of it has no meaning

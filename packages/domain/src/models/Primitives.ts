@@ -49,3 +49,14 @@ export const NonNegativeNumber = Schema.Finite.check(
 export const EpochMillis = Schema.Int.check(
   Schema.isGreaterThanOrEqualTo(0, { expected: "a timestamp in milliseconds since the Unix epoch (an integer >= 0)" })
 ).annotate({ description: "Milliseconds since the Unix epoch." })
+
+/**
+ * A `pagination_key` as sent back: non-empty and at most 1024 characters. Keys svc issues are far shorter
+ * (the sort tuple, an id of at most 255 characters, a fingerprint and a signature: decision 0102); the bound
+ * keeps a query or body value from being arbitrarily large (decision 0105).
+ *
+ * @category schemas
+ */
+export const PaginationKeyText = NonEmptyString.check(
+  Schema.isMaxLength(1024, { expected: "a pagination_key from a previous response (at most 1024 characters)" })
+)

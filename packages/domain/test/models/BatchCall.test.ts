@@ -223,12 +223,17 @@ describe("CreateBatchCallRequest", () => {
     assert.match(failure({ ...minimal, trigger_timestamp: "1735718400000" }), /^trigger_timestamp must be a number/)
   })
 
-  it("accepts reserved_concurrency as an integer >= 0", () => {
+  it("accepts reserved_concurrency as an integer from 0 to 2^31 - 1 (what the database holds)", () => {
     assert.isTrue(Result.isSuccess(decode({ ...minimal, reserved_concurrency: 0 })))
     assert.isTrue(Result.isSuccess(decode({ ...minimal, reserved_concurrency: 7 })))
+    assert.isTrue(Result.isSuccess(decode({ ...minimal, reserved_concurrency: 2_147_483_647 })))
     assert.strictEqual(
       failure({ ...minimal, reserved_concurrency: -1 }),
-      "reserved_concurrency must be an integer >= 0 (got -1)"
+      "reserved_concurrency must be an integer from 0 to 2147483647 (got -1)"
+    )
+    assert.strictEqual(
+      failure({ ...minimal, reserved_concurrency: 2_147_483_648 }),
+      "reserved_concurrency must be an integer from 0 to 2147483647 (got 2147483648)"
     )
     assert.strictEqual(
       failure({ ...minimal, reserved_concurrency: 1.5 }),

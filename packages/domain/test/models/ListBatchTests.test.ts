@@ -70,6 +70,22 @@ describe("ListBatchTestsQuery", () => {
     )
   })
 
+  it("bounds ids at 255 characters and pagination_key at 1024 (decision 0105)", () => {
+    assert.strictEqual(decoded({ type: "svc-llm", llm_id: "l".repeat(255) }).llm_id?.length, 255)
+    assert.include(
+      failure({ type: "svc-llm", llm_id: "l".repeat(256) }),
+      "query parameter llm_id must be at most 255 characters long"
+    )
+    assert.include(
+      failure({ type: "conversation-flow", conversation_flow_id: "c".repeat(256) }),
+      "query parameter conversation_flow_id must be at most 255 characters long"
+    )
+    assert.include(
+      failure({ type: "svc-llm", llm_id: "l", pagination_key: "k".repeat(1025) }),
+      "query parameter pagination_key must be a pagination_key from a previous response (at most 1024 characters)"
+    )
+  })
+
   it("requires the id that matches the type", () => {
     assert.strictEqual(failure({ type: "svc-llm" }), "query parameter llm_id is required when type is svc-llm")
     assert.strictEqual(

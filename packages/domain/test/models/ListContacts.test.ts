@@ -82,6 +82,24 @@ describe("ListContactsRequest", () => {
     assert.isUndefined(decoded({ pagination_key: "" }).pagination_key)
   })
 
+  it("bounds pagination_key at 1024 characters (decision 0105)", () => {
+    assert.strictEqual(decoded({ pagination_key: "k".repeat(1024) }).pagination_key?.length, 1024)
+    assert.include(
+      failure({ pagination_key: "k".repeat(1025) }),
+      "pagination_key must be a pagination_key from a previous response (at most 1024 characters)"
+    )
+  })
+
+  it("refuses control characters in search_query instead of stripping them (decision 0105)", () => {
+    assert.strictEqual(decoded({ search_query: "Zoë O'Hara 😀" }).search_query, "Zoë O'Hara 😀")
+    for (const query of ["a\u0000", "\u0001", "tab\there", "\u001f", "\u007f", "\u009f"]) {
+      assert.include(
+        failure({ search_query: query }),
+        "search_query must not contain control characters (U+0000 to U+001F, U+007F to U+009F)"
+      )
+    }
+  })
+
   it("accepts sort_order asc or desc", () => {
     assert.strictEqual(decoded({ sort_order: "asc" }).sort_order, "asc")
     assert.strictEqual(
