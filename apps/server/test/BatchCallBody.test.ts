@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
+import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
 import { Effect, Exit, Result, Schema, Stream } from "effect"
 import * as BatchCallBody from "../src/handlers/BatchCallBody.ts"
 import { BodyBudget } from "../src/http/BodyBudget.ts"
@@ -31,7 +32,7 @@ const wholeBody = (bytes: Uint8Array) => {
       return { error: "request body: Expected a valid JSON body" } as const
     }
   }
-  const decoded = Schema.decodeUnknownResult(Schema.Union([CreateBatchCallRequest]))(value)
+  const decoded = Schema.decodeUnknownResult(Schema.Union([CreateBatchCallRequest]), requestParseOptions)(value)
   return Result.isFailure(decoded)
     ? { error: formatDecodeError(decoded.failure, { root: "request body" }) } as const
     : { request: decoded.success } as const
@@ -269,9 +270,9 @@ describe("BatchCallBody.read", () => {
         [
           encoder.encode(
             `{"from_number":"+14155550100","tasks":[{"to_number":"+14155550101"},` +
-              `{"to_number":"+14155550102","retell_llm_dynamic_variables":{"name":"a\\ud800"}}]}`
+              `{"to_number":"+14155550102","svc_llm_dynamic_variables":{"name":"a\\ud800"}}]}`
           ),
-          `tasks[1].retell_llm_dynamic_variables.name ${RULE}`
+          `tasks[1].svc_llm_dynamic_variables.name ${RULE}`
         ],
         [
           encoder.encode(`{"from_number":"+14155550100","name":"x\\u0000","tasks":[{"to_number":"+14155550101"}]}`),
@@ -280,9 +281,11 @@ describe("BatchCallBody.read", () => {
         [
           // "é" cut to its first byte inside a task's string: not UTF-8, wherever the chunk boundary falls
           new Uint8Array([
-            ...encoder.encode(`{"from_number":"+14155550100","tasks":[{"to_number":"+14155550101","x":"`),
+            ...encoder.encode(
+              `{"from_number":"+14155550100","tasks":[{"to_number":"+14155550101","svc_llm_dynamic_variables":{"x":"`
+            ),
             0xc3,
-            ...encoder.encode(`"}]}`)
+            ...encoder.encode(`"}}]}`)
           ]),
           "request body is not valid UTF-8"
         ],
@@ -302,7 +305,7 @@ describe("BatchCallBody.read", () => {
       }
       // a literal backslash before "u0000" is no NUL, wherever it is cut
       const fine = encoder.encode(
-        `{"from_number":"+14155550100","tasks":[{"to_number":"+14155550101","x":"\\\\u0000"}]}`
+        `{"from_number":"+14155550100","tasks":[{"to_number":"+14155550101","svc_llm_dynamic_variables":{"x":"\\\\u0000"}}]}`
       )
       for (let cut = 1; cut < fine.length; cut++) {
         const result = yield* streamed(fine, [cut])

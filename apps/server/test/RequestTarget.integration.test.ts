@@ -1,5 +1,5 @@
 // Issue 16, items 4, 7 and 9 at the HTTP edge. Path parameters and query values follow one rule
-// (valid percent-encoded UTF-8, no control characters, at most 100 characters) with a 400 naming the
+// (valid percent-encoded UTF-8, no control characters, ids at most 255 characters) with a 400 naming the
 // parameter: on main, a NUL in a path id reached PostgreSQL and answered 500, `%FF` and long ids a
 // misleading 404. And every endpoint of the deprecation schedule that svc does not serve says what the
 // schedule says of it, instead of a bare "no endpoint" (POST /v2/create-web-call answered that).
@@ -26,7 +26,7 @@ describe("request target rules", () => {
           ["%FF", `path parameter ${name} is not valid percent-encoded UTF-8`],
           ["%C3", `path parameter ${name} is not valid percent-encoded UTF-8`],
           ["%ED%A0%80", `path parameter ${name} is not valid percent-encoded UTF-8`],
-          ["a".repeat(101), `path parameter ${name} is longer than 100 characters`]
+          ["a".repeat(256), `path parameter ${name} is longer than 255 characters`]
         ]
         for (const [id, message] of cases) {
           const options = method === "PATCH" ? { body: { first_name: "x" } } : {}
@@ -34,8 +34,8 @@ describe("request target rules", () => {
           assert.strictEqual(response.status, 400, `${method} ${prefix}${id}: ${response.text}`)
           assert.deepStrictEqual(response.json, { status: "error", message })
         }
-        // The edges that pass: 100 characters, and any well-formed Unicode (not found, not refused).
-        for (const id of ["a".repeat(100), "%F0%9F%98%80", "caf%C3%A9"]) {
+        // The edges that pass: 255 characters, and any well-formed Unicode (not found, not refused).
+        for (const id of ["a".repeat(255), "%F0%9F%98%80", "caf%C3%A9"]) {
           const options = method === "PATCH" ? { body: { first_name: "x" } } : {}
           const response = await server.request(method, `${prefix}${id}`, options)
           assert.strictEqual(response.status, 404, `${method} ${prefix}${id}: ${response.text}`)
@@ -60,7 +60,7 @@ describe("request target rules", () => {
           "query parameter limit must not contain control characters such as NUL (U+0000)"
         ],
         ["/get-backfill-contact-job-status?x=%FF", "query parameter x is not valid percent-encoded UTF-8"],
-        [`/get-backfill-contact-job-status?x=${"a".repeat(101)}`, "query parameter x is longer than 100 characters"]
+        [`/v2/list-batch-tests?type=${"a".repeat(1025)}`, "query parameter type is longer than 1024 characters"]
       ]
       for (const [route, message] of cases) {
         const response = await server.request("GET", route)

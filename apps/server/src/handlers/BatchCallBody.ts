@@ -13,6 +13,7 @@
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import { E164 } from "@svc/domain/models/E164.ts"
+import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
 import { CHUNK_TASKS, type CreateBatchCallHead, type CreateBatchCallSource } from "@svc/store/BatchCallsRepo.ts"
 import { Data, Effect, Result, Schema, SchemaIssue, Stream } from "effect"
 import type { BodyBudget } from "../http/BodyBudget.ts"
@@ -63,9 +64,12 @@ export interface Allowance {
 }
 
 // The request decoded as the HTTP layer decodes a JSON payload (HttpApiBuilder: the payload schemas as a union).
-const decodeRequest = Schema.decodeUnknownResult(Schema.Union([CreateBatchCallRequest]))
-const decodeTask = Schema.decodeUnknownResult(BatchCallTask)
-const decodeFromNumber = Schema.decodeUnknownResult(E164)
+// Unknown fields are an error at every level, as for every endpoint (decision 0105, RequestDecoding.ts).
+const decodeRequest = Schema.decodeUnknownResult(Schema.Union([CreateBatchCallRequest]), requestParseOptions)
+const decodeTask = Schema.decodeUnknownResult(BatchCallTask, requestParseOptions)
+const decodeFromNumber = Schema.decodeUnknownResult(E164, requestParseOptions)
+
+const REQUEST_FIELDS: ReadonlySet<string> = new Set(Object.keys(CreateBatchCallRequest.fields))
 
 /** A valid task standing in for the streamed ones when the rest of the request is decoded. */
 const PLACEHOLDER_TASK = { to_number: "+14155550100" }
@@ -208,7 +212,11 @@ export const read = (
         if (streamed._tag === "Array") candidate["tasks"] = streamed.length === 0 ? [] : [PLACEHOLDER_TASK]
         const request = decodeRequest(candidate)
         if (taskError !== undefined) {
-          // from_number comes before tasks in the request's schema, so its error came first
+          // a field the request does not know is reported before any field's own error (the decoder checks a
+          // level's keys first), and from_number comes before tasks in the request's schema: either came first
+          if (Object.keys(rest).some((key) => !REQUEST_FIELDS.has(key)) && Result.isFailure(request)) {
+            return yield* new InvalidBody({ error: request.failure })
+          }
           const fromNumberFails = !Object.hasOwn(rest, "from_number") ||
             Result.isFailure(decodeFromNumber(rest["from_number"]))
           return yield* new InvalidBody({

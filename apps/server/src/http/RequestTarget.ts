@@ -2,27 +2,43 @@
  * The request target (path and query) checked like a body, before routing (issue 16, items 4 and 7:
  * `GET /get-contact/a%00b` reached PostgreSQL, which rejects NUL, and answered 500; `%FF` and long
  * ids answered a misleading 404). One rule for every path parameter and query value: valid
- * percent-encoded UTF-8, no control characters (U+0000-U+001F, U+007F), at most 100 characters
- * (the router's own limit for a path parameter). A violation is a 400 naming the parameter.
+ * percent-encoded UTF-8, no control characters (U+0000-U+001F, U+007F); a path parameter at most 255
+ * characters (the ids' own bound, `maxIdLength`), a query value at most 1,024 (a pagination key fits). A
+ * violation is a 400 naming the parameter. The router's own bound on a parameter is raised above these
+ * (InputRules.routerConfig), so a long id is named here rather than answered with a misleading 404.
  *
  * Decision record: docs/decisions/0011-request-target-rules.md
  */
+import { Api } from "@svc/api/Api.ts"
+import { maxIdLength } from "@svc/domain/models/Ids.ts"
+import { HttpApi } from "effect/http-api"
 
-/** Longest path parameter or query value, in characters (find-my-way's `maxParamLength`). */
-export const MAX_VALUE_LENGTH = 100
+/** Longest path parameter, in characters: an id's bound. */
+export const MAX_PARAMETER_LENGTH = maxIdLength
 
-/** Path prefixes whose next segment is a named parameter (packages/api's endpoints). */
-const PARAMETERS: ReadonlyArray<readonly [prefix: string, name: string]> = [
-  ["/get-contact/", "contact_id"],
-  ["/update-contact/", "contact_id"],
-  ["/delete-contact/", "contact_id"],
-  ["/get-batch-test/", "test_case_batch_job_id"]
-]
+/** Longest query value or name, in characters. */
+export const MAX_QUERY_LENGTH = 1024
+
+/**
+ * Path prefixes whose next (last) segment is a named parameter, from the API's own endpoints, so that a new
+ * endpoint is covered without a list to keep in step.
+ */
+const PARAMETERS: ReadonlyArray<readonly [prefix: string, name: string]> = (() => {
+  const found: Array<readonly [string, string]> = []
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => {
+      const match = /^(.*\/):([A-Za-z_]+)$/.exec(endpoint.path)
+      if (match !== null && !found.some(([prefix]) => prefix === match[1])) found.push([match[1]!, match[2]!])
+    }
+  })
+  return found
+})()
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/
 
-const problem = (what: string, raw: string): string | undefined => {
+const problem = (what: string, raw: string, max: number): string | undefined => {
   let value: string
   try {
     value = decodeURIComponent(raw)
@@ -30,7 +46,7 @@ const problem = (what: string, raw: string): string | undefined => {
     return `${what} is not valid percent-encoded UTF-8`
   }
   if (CONTROL.test(value)) return `${what} must not contain control characters such as NUL (U+0000)`
-  if (value.length > MAX_VALUE_LENGTH) return `${what} is longer than ${MAX_VALUE_LENGTH} characters`
+  if (value.length > max) return `${what} is longer than ${max} characters`
   return undefined
 }
 
@@ -44,7 +60,7 @@ export const check = (url: string): string | undefined => {
   const path = queryAt === -1 ? url : url.slice(0, queryAt)
   const parameter = PARAMETERS.find(([prefix]) => path.startsWith(prefix))
   if (parameter !== undefined) {
-    const found = problem(`path parameter ${parameter[1]}`, path.slice(parameter[0].length))
+    const found = problem(`path parameter ${parameter[1]}`, path.slice(parameter[0].length), MAX_PARAMETER_LENGTH)
     if (found !== undefined) return found
   } else {
     for (const segment of path.split("/")) {
@@ -66,8 +82,12 @@ export const check = (url: string): string | undefined => {
     } catch {
       return "a query parameter name is not valid percent-encoded UTF-8"
     }
-    if (CONTROL.test(name) || name.length > MAX_VALUE_LENGTH) return "a query parameter name is not acceptable"
-    const found = problem(`query parameter ${name}`, (equals === -1 ? "" : pair.slice(equals + 1)).replaceAll("+", " "))
+    if (CONTROL.test(name) || name.length > MAX_QUERY_LENGTH) return "a query parameter name is not acceptable"
+    const found = problem(
+      `query parameter ${name}`,
+      (equals === -1 ? "" : pair.slice(equals + 1)).replaceAll("+", " "),
+      MAX_QUERY_LENGTH
+    )
     if (found !== undefined) return found
   }
   return undefined
