@@ -215,10 +215,6 @@ export class CallsRepo extends Context.Service<CallsRepo, {
                 analysis = d.analysis, agent_id = d.agent_id, agent_version = d.agent_version
               FROM done d
               WHERE c.org_id = d.org_id AND c.call_id = d.call_id AND c.call_status IN ('registered', 'ongoing')
-                -- the rows by their unique index whatever the statistics say: joined to the CTE alone, the planner
-                -- hashed it against a scan of every call (the dispatch bench went from 1.7x to 6x its baseline)
-                AND (c.org_id, c.call_id) IN (SELECT o, i FROM unnest(ARRAY(SELECT d2.org_id FROM done d2),
-                  ARRAY(SELECT d2.call_id FROM done d2)) AS k(o, i))
               RETURNING c.call_id
             ), inserted AS (
               -- a call with no registered row (a task claimed before migration 0012 and not for the first time)
