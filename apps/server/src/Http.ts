@@ -8,6 +8,7 @@ import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import { BackfillRepo } from "@svc/store/BackfillRepo.ts"
 import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
+import { CallsApiRepo } from "@svc/store/CallsApiRepo.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/CursorKeys.ts"
 import { Layer } from "effect"
@@ -15,6 +16,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import * as Backfill from "./handlers/Backfill.ts"
 import * as BatchCalls from "./handlers/BatchCalls.ts"
 import * as BatchTests from "./handlers/BatchTests.ts"
+import * as Calls from "./handlers/Calls.ts"
 import * as Contacts from "./handlers/Contacts.ts"
 import * as Health from "./Health.ts"
 import * as Authorization from "./http/Authorization.ts"
@@ -34,11 +36,13 @@ const Repositories = Layer.mergeAll(
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   RateLimitWindows.layer,
+  CallsApiRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
+  CursorKeys.layer,
   DatabaseAvailability.layer
 )
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchTests.layer]),
+  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchTests.layer, Calls.layer]),
   Layer.provide([Authorization.layer, InputRules.layer])
 )
 

@@ -88,23 +88,29 @@ describe("endpoints the deprecation schedule names", () => {
     path: path.replace(/\{[^}]+\}/g, "id_1")
   })
 
-  it("are not routes svc serves (a served one keeps its Deprecation headers instead: DeprecationHeaders.test.ts)", () => {
-    const served: Array<string> = []
-    HttpApi.reflect(Api, {
-      onGroup: () => {},
-      onEndpoint: ({ endpoint }) => served.push(`${endpoint.method} ${endpoint.path}`)
-    })
-    for (const { endpoint } of DeprecationEndpoints.endpointRules) {
+  const served: Array<string> = []
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => served.push(`${endpoint.method} ${endpoint.path}`)
+  })
+  const isServed = (method: string, path: string) =>
+    served.some((route) => route.replace(/:[\w]+/g, ":id") === `${method} ${path.replace(/id_1/g, ":id")}`)
+  // A rule on part of an endpoint (update-call on ongoing calls, spec row 8) may name one svc serves: the rule
+  // is about some of its uses, not the route.
+  const unserved = DeprecationEndpoints.endpointRules.filter(({ endpoint }) => {
+    const { method, path } = requestFor(endpoint.method, endpoint.path)
+    return !(endpoint.partial !== undefined && isServed(method, path))
+  })
+
+  it("are not routes svc serves, except rules on part of a served endpoint (Deprecation headers: DeprecationHeaders.test.ts)", () => {
+    assert.isAbove(unserved.length, 10)
+    for (const { endpoint } of unserved) {
       const { method, path } = requestFor(endpoint.method, endpoint.path)
-      const template = path.replace(/id_1/g, ":id")
-      assert.isFalse(
-        served.some((route) => route.replace(/:[\w]+/g, ":id") === `${method} ${template}`),
-        `${method} ${path} is served`
-      )
+      assert.isFalse(isServed(method, path), `${method} ${path} is served`)
     }
   })
 
-  for (const { endpoint, rule } of DeprecationEndpoints.endpointRules) {
+  for (const { endpoint, rule } of unserved) {
     const { method, path } = requestFor(endpoint.method, endpoint.path)
     it(`answer ${method} ${path} (${rule.id}) with 404 naming its status, date and replacement`, async () => {
       const response = await server.request(method, path)

@@ -9,6 +9,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { BackfillGroup } from "./groups/Backfill.ts"
 import { BatchCallsGroup } from "./groups/BatchCalls.ts"
 import { BatchTestsGroup } from "./groups/BatchTests.ts"
+import { CallsGroup } from "./groups/Calls.ts"
 import { ContactsGroup } from "./groups/Contacts.ts"
 
 /** @category models */
@@ -17,10 +18,11 @@ export class Api extends HttpApi.make("svc")
   .add(BackfillGroup)
   .add(BatchCallsGroup)
   .add(BatchTestsGroup)
+  .add(CallsGroup)
   .annotateMerge(OpenApi.annotations({
     title: "svc voice-agent API",
     version: "3.0.0",
-    description: "Contacts, contact-analysis backfill, batch outbound calls and batch tests. Every error is " +
+    description: "Contacts, contact-analysis backfill, batch outbound calls, batch tests and calls. Every error is " +
       "{\"status\":\"error\",\"message\":\"...\"}."
   }))
   // decision 0105: a body field, query parameter or path parameter the contract does not define is a
