@@ -71,7 +71,8 @@ export interface Server {
 const PG_USER = "svc-postgres"
 const DB_USER = "svc"
 
-interface Binaries {
+/** @category models */
+export interface Binaries {
   readonly initdb: string
   readonly pg_ctl: string
 }
@@ -81,8 +82,11 @@ interface Binaries {
  * execute them. As root that identity is `svc-postgres`, which cannot enter a checkout under root's
  * home (mode 0700); then the package's `native/` tree is copied once per version beside the
  * clusters (ClusterHome.clustersDir), readable by all, and run from there (issue 16, item 6).
+ * Exported for the fault tests' own scratch servers (tools/test/support/ScratchPostgres.ts).
+ *
+ * @category internals
  */
-const binaries = (as: RunAs): Binaries => {
+export const binaries = (as: RunAs): Binaries => {
   if (process.platform !== "linux" || process.arch !== "x64") {
     throw new Error(
       `embedded PostgreSQL is wired for linux-x64 only (this is ${process.platform}-${process.arch}); set DATABASE_URL`

