@@ -120,6 +120,9 @@ export const checkEvents = (events: ReadonlyArray<string>): string | undefined =
 
 const HISTORY = 10
 
+/** A column array as a bind parameter: an array of only NULLs cannot be typed, so it is bound empty (unnest pads it). */
+const column = <A>(values: Array<A | null>): Array<A | null> => values.some((v) => v !== null) ? values : []
+
 /**
  * @category services
  */
@@ -303,8 +306,10 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
             FROM unnest(
               ${results.map((r) => r.eventSeq)}::text[]::int8[], ${results.map((r) => r.state)}::text[],
               ${results.map((r) => String(r.dueAt))}::text[]::int8[],
-              ${results.map((r) => r.status === undefined ? null : String(r.status))}::text[]::int4[],
-              ${results.map((r) => r.error ?? null)}::text[], ${results.map((r) => String(r.millis))}::text[]::int4[]
+              ${column(results.map((r) => r.status === undefined ? null : String(r.status)))}::text[]::int4[],
+              ${column(results.map((r) => r.error ?? null))}::text[], ${
+          results.map((r) => String(r.millis))
+        }::text[]::int4[]
             ) AS r(event_seq, state, due_at, status, error, millis)
             WHERE e.event_seq = r.event_seq AND e.lease_owner = ${owner} AND e.state = 'pending'
             RETURNING 1

@@ -105,10 +105,12 @@ export const make = (options: { readonly allowPrivate: boolean; readonly maxSock
     const send: Send = (request) =>
       Effect.callback<SendResult>((resume, signal) => {
         let settled = false
+        // set once the request exists; finish may run before (a refused address)
+        const deadline: { timer?: ReturnType<typeof setTimeout> } = {}
         const finish = (result: SendResult) => {
           if (settled) return
           settled = true
-          clearTimeout(timer)
+          clearTimeout(deadline.timer)
           resume(Effect.succeed(result))
         }
         let url: URL
@@ -132,7 +134,7 @@ export const make = (options: { readonly allowPrivate: boolean; readonly maxSock
             "content-length": String(Buffer.byteLength(request.body))
           }
         })
-        const timer = setTimeout(() => {
+        deadline.timer = setTimeout(() => {
           req.destroy(Object.assign(new Error(`no answer within ${request.timeoutMs} ms`), { code: "ETIMEDOUT" }))
         }, request.timeoutMs)
         req.on("error", (error) =>

@@ -162,3 +162,31 @@ export const loop = (
     })
     return yield* turn.pipe(Retrying.forever("delivering webhooks"))
   })
+
+/**
+ * Delivers everything due now, one claim at a time, each claim's attempts side by side; returns how many attempts
+ * it made. The loop's steps without its pipelining: for tests on the TestClock and for operators' one-off runs.
+ *
+ * @category constructors
+ */
+export const once = (settings: WebhookSettings, owner: string, send: HttpSender.Send) =>
+  Effect.gen(function*() {
+    const repo = yield* WebhooksRepo
+    const run = attempt(settings, send)
+    let total = 0
+    for (;;) {
+      const events = yield* repo.claim({
+        owner,
+        now: yield* Clock.currentTimeMillis,
+        limit: settings.concurrency,
+        perOrg: settings.perOrg,
+        busyOrgs: [],
+        after: "",
+        leaseMarginMs: settings.leaseMarginMs
+      })
+      if (events.length === 0) return total
+      const results = yield* Effect.forEach(events, run, { concurrency: "unbounded" })
+      yield* repo.complete(owner, yield* Clock.currentTimeMillis, results)
+      total += events.length
+    }
+  })
