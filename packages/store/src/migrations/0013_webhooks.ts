@@ -172,7 +172,7 @@ export default Effect.gen(function*() {
              jsonb_build_object('event', e.event, 'call',
                CASE WHEN e.event = 'call_analyzed' THEN j.call ELSE j.call - 'call_analysis' END)::text
       FROM changed n
-      JOIN previous p ON p.org_id = n.org_id AND p.call_seq = n.call_seq
+      JOIN previous p ON p.org_id = n.org_id AND p.call_id = n.call_id
       CROSS JOIN LATERAL (SELECT call_json(n) AS call) j
       CROSS JOIN LATERAL webhook_call_events(p.call_status, jsonb_typeof(call_json(p)->'call_analysis') = 'object',
         n.call_status, jsonb_typeof(j.call->'call_analysis') = 'object') e
