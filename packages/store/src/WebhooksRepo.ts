@@ -88,8 +88,8 @@ export interface ClaimOptions {
   readonly now: number
   readonly limit: number
   readonly perOrg: number
-  /** Orgs this worker already has `perOrg` attempts of in flight. */
-  readonly busyOrgs: ReadonlyArray<string>
+  /** Attempts this worker has in flight per org: an org gets at most `perOrg` minus its count. */
+  readonly inFlight: ReadonlyMap<string, number>
   /** Start the round after this org (the previous claim's first); "" = from the start. */
   readonly after: string
   /** Added to an attempt's timeout for its lease. */
@@ -230,42 +230,48 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
             SELECT (SELECT e.org_id FROM webhook_events e
                     WHERE e.state = 'pending' AND e.org_id > orgs.org_id ORDER BY e.org_id LIMIT 1)
             FROM orgs WHERE orgs.org_id IS NOT NULL
+          ), busy AS (
+            SELECT * FROM unnest(${[...o.inFlight.keys()]}::text[], ${
+          [...o.inFlight.values()].map(String)
+        }::text[]::int4[]) AS b(org_id, n)
           ), picked AS (
             SELECT c.event_seq FROM (
-              SELECT org_id FROM orgs
-              WHERE org_id IS NOT NULL AND org_id <> ALL(${o.busyOrgs}::text[])
-              ORDER BY (org_id <= ${o.after}), org_id
+              SELECT orgs.org_id, ${o.perOrg} - COALESCE(busy.n, 0) AS room FROM orgs
+              LEFT JOIN busy ON busy.org_id = orgs.org_id
+              WHERE orgs.org_id IS NOT NULL AND ${o.perOrg} - COALESCE(busy.n, 0) > 0
+              ORDER BY (orgs.org_id <= ${o.after}), orgs.org_id
             ) g
             CROSS JOIN LATERAL (
               SELECT e.event_seq FROM webhook_events e
               WHERE e.org_id = g.org_id AND e.state = 'pending' AND e.due_at <= ${o.now}
+                -- a per-row probe of webhook_events_pending_call (migration 0013 says why it is written so: the
+                -- org is compared in a form no index serves, OFFSET 0 keeps it from becoming an anti join)
                 AND NOT EXISTS (
                   SELECT 1 FROM webhook_events p
-                  WHERE p.org_id = e.org_id AND p.call_id = e.call_id AND p.event_seq < e.event_seq
-                    AND p.state = 'pending')
-              ORDER BY e.due_at LIMIT ${o.perOrg}
+                  WHERE p.call_id = e.call_id AND p.event_seq < e.event_seq AND p.state = 'pending'
+                    AND (p.org_id || '') = e.org_id
+                  OFFSET 0)
+              ORDER BY e.due_at LIMIT g.room
             ) c
             LIMIT ${o.limit}
           ), locked AS (
-            SELECT event_seq FROM webhook_events
-            WHERE event_seq IN (SELECT event_seq FROM picked) AND state = 'pending' AND due_at <= ${o.now}
+            -- the few picked rows by primary key; the re-checks (after the lock) are written so that no other index
+            -- matches them: with stale statistics the planner once scanned webhook_events_due for them instead
+            SELECT e.event_seq FROM webhook_events e
+            WHERE e.event_seq = ANY(ARRAY(SELECT event_seq FROM picked))
+              AND (e.state || '') = 'pending' AND (e.due_at + 0) <= ${o.now}
             FOR UPDATE SKIP LOCKED
           )
           UPDATE webhook_events e
           SET due_at = ${o.now} + e.timeout_ms + ${o.leaseMarginMs}, attempts = e.attempts + 1,
               lease_owner = ${o.owner}, first_attempt_at = COALESCE(e.first_attempt_at, ${o.now})
-          FROM locked l
-          LEFT JOIN LATERAL (
-            SELECT
-              (SELECT s.secret FROM webhook_secrets s WHERE s.org_id = w.org_id AND s.active_from <= ${o.now}
-               ORDER BY s.active_from DESC, s.secret_id DESC LIMIT 1) AS secret,
-              (SELECT s.secret FROM webhook_secrets s WHERE s.org_id = w.org_id AND s.active_from > ${o.now}
-               ORDER BY s.active_from DESC, s.secret_id DESC LIMIT 1) AS next_secret
-            FROM webhook_events w WHERE w.event_seq = l.event_seq
-          ) k ON true
-          WHERE e.event_seq = l.event_seq
+          WHERE e.event_seq = ANY(ARRAY(SELECT event_seq FROM locked))
           RETURNING e.event_seq::text, e.event_id, e.org_id, e.call_id, e.event, e.url, e.timeout_ms, e.body,
-                    e.attempts, e.first_attempt_at::text, k.secret, k.next_secret`.pipe(
+                    e.attempts, e.first_attempt_at::text,
+                    (SELECT s.secret FROM webhook_secrets s WHERE s.org_id = e.org_id AND s.active_from <= ${o.now}
+                     ORDER BY s.active_from DESC, s.secret_id DESC LIMIT 1) AS secret,
+                    (SELECT s.secret FROM webhook_secrets s WHERE s.org_id = e.org_id AND s.active_from > ${o.now}
+                     ORDER BY s.active_from DESC, s.secret_id DESC LIMIT 1) AS next_secret`.pipe(
           Effect.map((rows) =>
             rows
               .map((r): ClaimedEvent => ({
@@ -296,13 +302,10 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
             SET state = r.state, due_at = r.due_at, lease_owner = NULL,
                 last_status = r.status, last_error = r.error,
                 finished_at = CASE WHEN r.state = 'pending' THEN NULL ELSE ${now}::int8 END,
-                history = (
-                  SELECT COALESCE(jsonb_agg(x ORDER BY i), '[]') FROM jsonb_array_elements(
-                    e.history || jsonb_build_array(jsonb_strip_nulls(jsonb_build_object(
-                      'at', ${now}::int8, 'status', r.status, 'error', r.error, 'ms', r.millis)))
-                  ) WITH ORDINALITY AS h(x, i)
-                  WHERE i > jsonb_array_length(e.history) + 1 - ${HISTORY}
-                )
+                -- the newest HISTORY attempts: drop the oldest when full, append this one
+                history = CASE WHEN jsonb_array_length(e.history) >= ${HISTORY} THEN e.history - 0 ELSE e.history END
+                  || jsonb_build_array(jsonb_strip_nulls(jsonb_build_object(
+                    'at', ${now}::int8, 'status', r.status, 'error', r.error, 'ms', r.millis)))
             FROM unnest(
               ${results.map((r) => r.eventSeq)}::text[]::int8[], ${results.map((r) => r.state)}::text[],
               ${results.map((r) => String(r.dueAt))}::text[]::int8[],

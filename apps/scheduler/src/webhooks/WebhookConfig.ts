@@ -30,8 +30,8 @@ export interface WebhookSettings {
 /** @category constructors */
 export const defaults = (overrides: Partial<WebhookSettings> = {}): WebhookSettings => ({
   allowPrivate: false,
-  concurrency: 128,
-  perOrg: 16,
+  concurrency: 256,
+  perOrg: 64,
   baseDelayMs: 1_000,
   maxDelayMs: 3_600_000,
   giveUpMs: 24 * 3_600_000,
@@ -49,8 +49,8 @@ export const load: Effect.Effect<WebhookSettings, Config.ConfigError | InvalidWe
   function*() {
     const c = yield* Config.all({
       allowPrivate: Config.withDefault(Config.Boolean("SVC_WEBHOOK_ALLOW_PRIVATE"), false),
-      concurrency: Config.withDefault(Config.Int("SVC_WEBHOOK_CONCURRENCY"), 128),
-      perOrg: Config.withDefault(Config.Int("SVC_WEBHOOK_PER_ORG"), 16)
+      concurrency: Config.withDefault(Config.Int("SVC_WEBHOOK_CONCURRENCY"), 256),
+      perOrg: Config.withDefault(Config.Int("SVC_WEBHOOK_PER_ORG"), 64)
     })
     if (c.concurrency < 1) {
       return yield* new InvalidWebhookConfig({ message: `SVC_WEBHOOK_CONCURRENCY must be at least 1` })

@@ -17,7 +17,7 @@
  * Time comes from the Clock (signature timestamps, due times, the 24 h budget); jitter from Random.
  */
 import { type AttemptResult, type ClaimedEvent, WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
-import { Clock, Effect, Queue, Random } from "effect"
+import { Clock, Effect, Fiber, Queue, Random } from "effect"
 import type { Scope } from "effect"
 import * as Retrying from "../Retrying.ts"
 import * as HttpSender from "./HttpSender.ts"
@@ -114,22 +114,23 @@ export const loop = (
     const scope = yield* Effect.scope
 
     const turn = Effect.gen(function*() {
+      // the previous turn's results are written while this turn claims (two statements at once on the pool)
+      let writing: Effect.Effect<void> = Effect.void
       if (results.length > 0) {
         const batch = results
         results = []
-        yield* repo.complete(owner, yield* Clock.currentTimeMillis, batch)
+        const fiber = yield* Effect.forkChild(repo.complete(owner, yield* Clock.currentTimeMillis, batch))
+        writing = Effect.asVoid(Fiber.join(fiber))
       }
       let claimed = 0
       const free = settings.concurrency - inFlight
       if (free > 0) {
-        const busyOrgs: Array<string> = []
-        for (const [org, n] of perOrg) if (n >= settings.perOrg) busyOrgs.push(org)
         const events = yield* repo.claim({
           owner,
           now: yield* Clock.currentTimeMillis,
           limit: free,
           perOrg: settings.perOrg,
-          busyOrgs,
+          inFlight: perOrg,
           after,
           leaseMarginMs: settings.leaseMarginMs
         })
@@ -155,6 +156,7 @@ export const loop = (
           )
         }
       }
+      yield* writing
       // nothing new was due and nothing finished meanwhile: wait for an attempt to finish, or the idle pause
       if (results.length === 0 && (claimed === 0 || inFlight >= settings.concurrency)) {
         yield* Effect.timeoutOption(Queue.take(wake), settings.idleMs)
@@ -180,7 +182,7 @@ export const once = (settings: WebhookSettings, owner: string, send: HttpSender.
         now: yield* Clock.currentTimeMillis,
         limit: settings.concurrency,
         perOrg: settings.perOrg,
-        busyOrgs: [],
+        inFlight: new Map(),
         after: "",
         leaseMarginMs: settings.leaseMarginMs
       })

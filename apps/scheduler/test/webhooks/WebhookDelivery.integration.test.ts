@@ -271,7 +271,7 @@ describe("webhook delivery", () => {
       const repo = yield* WebhooksRepo
       const now = yield* Clock.currentTimeMillis
       const claim = (owner: string, at: number) =>
-        repo.claim({ owner, now: at, limit: 10, perOrg: 10, busyOrgs: [], after: "", leaseMarginMs: 5_000 })
+        repo.claim({ owner, now: at, limit: 10, perOrg: 10, inFlight: new Map(), after: "", leaseMarginMs: 5_000 })
       // worker A claims and dies before writing a result
       assert.strictEqual((yield* claim("worker-a", now)).length, 1)
       // within the lease no one else gets it

@@ -156,7 +156,9 @@ describe("webhooks end to end", () => {
           }
           // at least once: the hung ones were sent twice; de-duplicated: one call_ended per call
           assert.strictEqual(byEvent.size, 200)
-          assert.isAtLeast([...byEvent.values()].filter((n) => n > 1).length, heldByChild)
+          // the 20 the receiver never answered were sent again (others the child held were answered, or never sent,
+          // before it died: sent once or twice)
+          assert.isAtLeast([...byEvent.values()].filter((n) => n > 1).length, 20)
           const calls = new Set(
             [...new Map(receiver.received.map((r) => [String(r.headers["x-svc-event-id"]), JSON.parse(r.body)]))
               .values()]

@@ -58,8 +58,9 @@ export default Effect.gen(function*() {
   yield* sql`
     CREATE TABLE webhook_events (
       event_seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-      -- sent as x-svc-event-id: the receiver's de-duplication key, the same on every attempt
-      event_id text NOT NULL UNIQUE,
+      -- sent as x-svc-event-id: the receiver's de-duplication key, the same on every attempt. 'evt_' + a random
+      -- UUID: unique without a unique index (which every event would pay for on each state change)
+      event_id text NOT NULL,
       org_id text NOT NULL,
       call_id text NOT NULL,
       event text NOT NULL CHECK (event IN ('call_started', 'call_ended', 'call_analyzed')),
@@ -84,7 +85,14 @@ export default Effect.gen(function*() {
     )`
   // the claim: due events per org, in due order
   yield* sql`CREATE INDEX webhook_events_due ON webhook_events (org_id, due_at) WHERE state = 'pending'`
-  // ordering per call (an earlier pending event holds the later ones back) and the admin listing by call
+  // ordering per call: an earlier pending event holds the later ones back. Its own partial index, so the claim's
+  // check is an index probe whatever the statistics say (a queue table changes faster than ANALYZE sees it; with
+  // the (org_id, due_at) index the planner once walked all of an org's pending rows per candidate). Led by call_id
+  // and probed without an indexable org condition, so that no other index can serve the probe.
+  yield* sql`
+    CREATE INDEX webhook_events_pending_call ON webhook_events (call_id, event_seq) WHERE state = 'pending'`
+  // admin webhook-deliveries --call, newest first. By org alone it walks the primary key backwards: an operator's
+  // command, not worth a fifth index every event pays for twice (insert, and each state change)
   yield* sql`CREATE INDEX webhook_events_call ON webhook_events (org_id, call_id, event_seq)`
 
   // The target of a call's events (decision 0522): the task's agent_override.agent settings field by field over
