@@ -6,7 +6,8 @@ import { DatabaseAdmin } from "@svc/store"
 import * as Database from "@svc/store/Database.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Metric, Option, Redacted } from "effect"
+import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
@@ -15,6 +16,7 @@ import * as Scheduler from "../../src/Scheduler.ts"
 import * as SchedulerConfig from "../../src/SchedulerConfig.ts"
 import * as SimulatedDialer from "../../src/SimulatedDialer.ts"
 import * as WebhookConfig from "../../src/webhooks/WebhookConfig.ts"
+import * as WebhookMetrics from "../../src/webhooks/WebhookMetrics.ts"
 import * as WebhookWorker from "../../src/webhooks/WebhookWorker.ts"
 import { createBatch, dialerSettings, seedOrg, StoreLayer } from "../fixtures/Fixtures.ts"
 import { enqueueMany, stateCounts } from "./Fixtures.ts"
@@ -50,6 +52,8 @@ describe("webhooks end to end", () => {
         const batch = yield* createBatch(orgId, { count: 25 })
         const settings = SchedulerConfig.defaults({ pollMs: 50, backfillCron: Option.none() })
         const sql = yield* SqlClient.SqlClient
+        const attemptsBefore = (yield* Metric.value(WebhookMetrics.attempts)).count
+        const retriesBefore = (yield* Metric.value(WebhookMetrics.retries)).count
         yield* Effect.scoped(Effect.gen(function*() {
           yield* Layer.build(
             Scheduler.layerWith(settings, WebhookConfig.defaults({ allowPrivate: true, baseDelayMs: 20 })).pipe(
@@ -67,7 +71,14 @@ describe("webhooks end to end", () => {
             "every call finished and its events delivered"
           )
         }))
-        assert.deepStrictEqual(yield* stateCounts(orgId), { delivered: yield* eventCount(orgId) })
+        const total = yield* eventCount(orgId)
+        assert.deepStrictEqual(yield* stateCounts(orgId), { delivered: total })
+        // the metrics counted every attempt, two retries per event
+        assert.strictEqual((yield* Metric.value(WebhookMetrics.attempts)).count - attemptsBefore, 3 * total)
+        assert.strictEqual((yield* Metric.value(WebhookMetrics.retries)).count - retriesBefore, 2 * total)
+        const text = yield* PrometheusMetrics.format()
+        assert.include(text, "svc_webhook_deliveries_total{result=\"delivered\"}")
+        assert.include(text, "svc_webhook_queue_age_seconds")
         // each request is signed in the vendor's scheme
         for (const request of receiver.received) {
           assert.isTrue(
