@@ -1,6 +1,6 @@
 /**
  * The scheduler worker (issue 5): batch-call dispatch (Dispatcher, with reconciliation), the contact feed (calls
- * to contacts), the contact-analysis backfill runner and its cron sync, and metrics. It needs only a `SqlClient` (plus configuration from the
+ * to contacts), the contact-analysis backfill runner and its cron sync, webhook delivery, and metrics. It needs only a `SqlClient` (plus configuration from the
  * environment, SchedulerConfig), so it runs alone (`svc-scheduler`) or beside the server in `npm start` on the
  * same pool; any number of workers share one database and coordinate only through it.
  *
@@ -13,6 +13,7 @@ import { BackfillRunnerRepo } from "@svc/store/BackfillRunnerRepo.ts"
 import { CallsRepo } from "@svc/store/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
 import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
+import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
 import { type Config, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import { DatabaseHealth } from "./DatabaseHealth.ts"
@@ -23,9 +24,18 @@ import * as ContactFeed from "./jobs/ContactFeed.ts"
 import * as SchedulerConfig from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
 import * as SimulatedDialer from "./SimulatedDialer.ts"
+import * as WebhookConfig from "./webhooks/WebhookConfig.ts"
+import * as WebhookMetrics from "./webhooks/WebhookMetrics.ts"
+import * as WebhookWorker from "./webhooks/WebhookWorker.ts"
 
 /** The repositories the worker uses, on the application's `SqlClient`. */
-const Repos = Layer.mergeAll(DispatchRepo.layer, CallsRepo.layer, BackfillRunnerRepo.layer, SchedulerCronRepo.layer)
+const Repos = Layer.mergeAll(
+  DispatchRepo.layer,
+  CallsRepo.layer,
+  BackfillRunnerRepo.layer,
+  SchedulerCronRepo.layer,
+  WebhooksRepo.layer
+)
 
 /**
  * The worker for `settings`, with a given dialer: the loops run for the layer's lifetime.
@@ -33,12 +43,16 @@ const Repos = Layer.mergeAll(DispatchRepo.layer, CallsRepo.layer, BackfillRunner
  * @category layers
  */
 export const layerWith = (
-  settings: SchedulerConfig.SchedulerSettings
+  settings: SchedulerConfig.SchedulerSettings,
+  webhooks: WebhookConfig.WebhookSettings = WebhookConfig.defaults()
 ): Layer.Layer<Dispatcher | BackfillRunner, Error, SqlClient.SqlClient | Dialer> => {
   const workers = Layer.mergeAll(Dispatcher.layer(settings), BackfillRunner.layer(settings))
   const jobs = Layer.effectDiscard(
     Effect.gen(function*() {
       yield* Effect.forkScoped(ContactFeed.loop)
+      // webhook delivery (issue 13): the outbox's events, signed, to their targets
+      yield* Effect.forkScoped(WebhookWorker.loop(webhooks, settings.workerId))
+      yield* Effect.forkScoped(WebhookMetrics.sampleQueue(5_000))
       if (Option.isNone(settings.backfillCron)) return
       const runner = yield* BackfillRunner
       yield* Effect.forkScoped(BackfillCron.loop(settings, settings.backfillCron.value, runner.wake))
@@ -51,7 +65,7 @@ export const layerWith = (
   const lifecycle = Layer.effectDiscard(
     Effect.acquireRelease(
       Effect.andThen(
-        SchedulerMetrics.registerAll,
+        Effect.andThen(SchedulerMetrics.registerAll, WebhookMetrics.registerAll),
         Effect.logInfo("svc-scheduler started").pipe(Effect.annotateLogs({ worker: settings.workerId }))
       ),
       () => Effect.logInfo("svc-scheduler stopped").pipe(Effect.annotateLogs({ worker: settings.workerId }))
@@ -74,11 +88,12 @@ export const layerWith = (
  */
 export const layer: Layer.Layer<
   never,
-  Error | Config.ConfigError | SchedulerConfig.InvalidSchedulerConfig,
+  Error | Config.ConfigError | SchedulerConfig.InvalidSchedulerConfig | WebhookConfig.InvalidWebhookConfig,
   SqlClient.SqlClient
 > = Layer.unwrap(
   Effect.gen(function*() {
     const settings = yield* SchedulerConfig.load
-    return layerWith(settings.scheduler).pipe(Layer.provide(SimulatedDialer.layer(settings.dialer)))
+    const webhooks = yield* WebhookConfig.load
+    return layerWith(settings.scheduler, webhooks).pipe(Layer.provide(SimulatedDialer.layer(settings.dialer)))
   })
 )

@@ -1,5 +1,6 @@
 /**
- * The admin subcommands (issue 4): create-org, create-api-key, add-phone-number, add-agent, import.
+ * The admin subcommands (issue 4): create-org, create-api-key, add-phone-number, add-agent, import; the batch
+ * (batchCommands.ts) and webhook (webhookCommands.ts) ones.
  * Each prints one JSON document on stdout.
  */
 import { isE164 } from "@svc/domain/models/E164.ts"
@@ -8,19 +9,22 @@ import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as ContactSeed from "@svc/store/ContactSeed.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/CursorKeys.ts"
-import { Console, Effect, Layer } from "effect"
+import { checkUrl, WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import { Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"
 import { batchCommands } from "./batchCommands.ts"
 import * as Import from "./Import.ts"
+import { webhookCommands } from "./webhookCommands.ts"
 
 const Store = Layer.mergeAll(
   ApiKeys.layer,
+  WebhooksRepo.layer,
   Import.Importer.layer.pipe(Layer.provide(ContactsRepo.layer), Layer.provide(CursorKeys.layer))
 ).pipe(Layer.provideMerge(Database.layer))
 
 /** Runs `effect` against the database and prints its result as JSON. */
-const run = <A, E>(effect: Effect.Effect<A, E, ApiKeys | Import.Importer | SqlClient.SqlClient>) =>
+const run = <A, E>(effect: Effect.Effect<A, E, ApiKeys | WebhooksRepo | Import.Importer | SqlClient.SqlClient>) =>
   effect.pipe(
     Effect.flatMap((result) => Console.log(JSON.stringify(result))),
     Effect.provide(Store)
@@ -70,19 +74,28 @@ const addAgent = Command.make(
   {
     org,
     agentId: Flag.String("agent-id").pipe(Flag.withDescription("Agent id")),
-    version: Flag.Int("version").pipe(Flag.withDescription("Agent version"), Flag.withDefault(0))
+    version: Flag.Int("version").pipe(Flag.withDescription("Agent version"), Flag.withDefault(0)),
+    webhookUrl: Flag.String("webhook-url").pipe(
+      Flag.withDescription("The agent's webhook URL (over the org's default; a task's agent_override wins)"),
+      Flag.optional
+    )
   },
-  ({ agentId, org, version }) =>
-    version < 0
+  ({ agentId, org, version, webhookUrl }) => {
+    const badUrl = Option.isSome(webhookUrl) ? checkUrl(webhookUrl.value) : undefined
+    return version < 0
       ? Effect.fail(new Error("--version must be 0 or more"))
+      : badUrl !== undefined
+      ? Effect.fail(new Error(`--webhook-url: ${badUrl}`))
       : run(
-        Effect.as(Effect.flatMap(ApiKeys, (keys) => keys.addAgent(org, agentId, version)), {
-          org_id: org,
-          agent_id: agentId,
-          version
+        Effect.gen(function*() {
+          yield* Effect.flatMap(ApiKeys, (keys) => keys.addAgent(org, agentId, version))
+          if (Option.isNone(webhookUrl)) return { org_id: org, agent_id: agentId, version }
+          yield* Effect.flatMap(WebhooksRepo, (hooks) => hooks.setAgentWebhook(org, agentId, version, webhookUrl.value))
+          return { org_id: org, agent_id: agentId, version, webhook_url: webhookUrl.value }
         })
       )
-).pipe(Command.withDescription("Register an agent version (a task's override_agent_id)"))
+  }
+).pipe(Command.withDescription("Register an agent version (a task's override_agent_id), with its webhook URL"))
 
 const importCommand = Command.make(
   "import",
@@ -148,5 +161,6 @@ export const commands = [
   addAgent,
   importCommand,
   seed,
-  ...batchCommands
+  ...batchCommands,
+  ...webhookCommands
 ] as const
