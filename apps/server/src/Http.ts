@@ -8,6 +8,7 @@ import { Api } from "@svc/api/Api.ts"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import { BackfillRepo } from "@svc/store/BackfillRepo.ts"
 import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
+import { BatchProgressRepo } from "@svc/store/BatchProgressRepo.ts"
 import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/CursorKeys.ts"
@@ -16,6 +17,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { RateLimiter } from "effect/persistence"
 import * as Backfill from "./handlers/Backfill.ts"
 import * as BatchCalls from "./handlers/BatchCalls.ts"
+import * as BatchProgress from "./handlers/BatchProgress.ts"
 import * as BatchTests from "./handlers/BatchTests.ts"
 import * as Contacts from "./handlers/Contacts.ts"
 import * as Health from "./Health.ts"
@@ -43,6 +45,7 @@ const Repositories = Layer.mergeAll(
   ApiKeys.layer,
   BackfillRepo.layer,
   BatchCallsRepo.layer,
+  BatchProgressRepo.layer,
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   RateLimiter.layer.pipe(Layer.provide(RateLimitStore)),
@@ -50,7 +53,7 @@ const Repositories = Layer.mergeAll(
 )
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchTests.layer]),
+  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchProgress.layer, BatchTests.layer]),
   Layer.provide(Authorization.layer)
 )
 

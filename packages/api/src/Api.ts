@@ -7,6 +7,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { BackfillGroup } from "./groups/Backfill.ts"
 import { BatchCallsGroup } from "./groups/BatchCalls.ts"
+import { BatchProgressGroup } from "./groups/BatchProgress.ts"
 import { BatchTestsGroup } from "./groups/BatchTests.ts"
 import { ContactsGroup } from "./groups/Contacts.ts"
 
@@ -15,6 +16,7 @@ export class Api extends HttpApi.make("svc")
   .add(ContactsGroup)
   .add(BackfillGroup)
   .add(BatchCallsGroup)
+  .add(BatchProgressGroup)
   .add(BatchTestsGroup)
   .annotateMerge(OpenApi.annotations({
     title: "svc voice-agent API",

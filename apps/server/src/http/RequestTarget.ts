@@ -16,7 +16,9 @@ const PARAMETERS: ReadonlyArray<readonly [prefix: string, name: string]> = [
   ["/get-contact/", "contact_id"],
   ["/update-contact/", "contact_id"],
   ["/delete-contact/", "contact_id"],
-  ["/get-batch-test/", "test_case_batch_job_id"]
+  ["/get-batch-test/", "test_case_batch_job_id"],
+  ["/get-batch-call/", "batch_call_id"],
+  ["/cancel-batch-call/", "batch_call_id"]
 ]
 
 // eslint-disable-next-line no-control-regex
