@@ -93,7 +93,7 @@ export const simulate = (
   return {
     _tag: "CallEnded",
     idempotency_key: request.idempotency_key,
-    call_id: `call_sim_${settings.seed}_${request.idempotency_key}`,
+    call_id: request.call_id,
     outcome,
     start_timestamp: placedAt,
     end_timestamp: placedAt + duration,

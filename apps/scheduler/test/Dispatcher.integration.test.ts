@@ -341,8 +341,14 @@ describe("Dispatcher", () => {
       assert.strictEqual(first.batch_call_id, batch)
       assert.strictEqual(requests.get(b)!.override_agent_version, "latest_published")
       const plain = requests.get(c)!
+      // the call id svc gave the call at the claim (migration 0012), the one the calls API shows
+      const sql = yield* SqlClient.SqlClient
+      const [task] = yield* sql<{ call_id: string }>`
+        SELECT svc_call_id(${plain.idempotency_key}::int8) AS call_id`
+      assert.strictEqual(plain.call_id, task!.call_id)
       assert.deepStrictEqual(Object.keys(plain).sort(), [
         "batch_call_id",
+        "call_id",
         "from_number",
         "idempotency_key",
         "org_id",
@@ -489,7 +495,7 @@ describe("Dispatcher", () => {
       isolated
     ))
 
-  it.live("fails a task the carrier rejects, with the reason and no call", () =>
+  it.live("fails a task the carrier rejects, with the reason and its call not_connected", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.UTC(2026, 4, 4, 15, 0))
       const orgId = yield* seedOrg()
@@ -503,8 +509,16 @@ describe("Dispatcher", () => {
         ["failed", "rejected: invalid_destination"]
       ])
       const sql = yield* SqlClient.SqlClient
-      const calls = yield* sql`SELECT 1 FROM calls WHERE batch_call_id = ${batch}`
-      assert.strictEqual(calls.length, 0)
+      // the call registered at the claim stays visible, not connected, with the carrier's reason when it is one
+      // of the vendor's disconnection reasons
+      const calls = yield* sql<{ call_status: string; disconnection_reason: string; start_timestamp: null }>`
+        SELECT call_status, disconnection_reason, start_timestamp FROM calls WHERE batch_call_id = ${batch}`
+      assert.deepStrictEqual(calls, [
+        { call_status: "not_connected", disconnection_reason: "invalid_destination", start_timestamp: null },
+        { call_status: "not_connected", disconnection_reason: "invalid_destination", start_timestamp: null }
+      ])
+      const [feed] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM contact_feed WHERE org_id = ${orgId}`
+      assert.strictEqual(feed!.n, 0)
       assert.strictEqual((yield* batchRow(batch)).status, "completed")
     }).pipe(
       Effect.provide(Layer.succeed(

@@ -8,6 +8,7 @@ import * as SimulatedDialer from "../src/SimulatedDialer.ts"
 
 const request = (key: string, extra: Partial<DialRequest> = {}): DialRequest => ({
   idempotency_key: key,
+  call_id: `call_${key}`,
   org_id: "org_1",
   batch_call_id: "batch_call_1",
   from_number: "+14155550100",

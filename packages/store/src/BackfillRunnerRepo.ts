@@ -168,6 +168,8 @@ export class BackfillRunnerRepo extends Context.Service<BackfillRunnerRepo, {
               WITH chunk AS (
                 SELECT c.call_seq, c.to_number, c.analysis FROM calls c
                 WHERE c.org_id = ${job.orgId} AND c.call_seq > ${cursor} AND c.call_seq <= ${high}
+                  -- a call in flight has no analysis yet; it gets a later call_seq when it finishes (migration 0012)
+                  AND c.call_status NOT IN ('registered', 'ongoing')
                   AND ${matches(job.filter)}
                 ORDER BY c.call_seq
                 LIMIT ${options.chunk}

@@ -26,6 +26,7 @@
  * of a concurrency slot, and calls to one contact in a batch of entries become one update. Contacts trail their
  * calls by the feeder's period (a fraction of a second).
  */
+import { isDisconnectionReason } from "@svc/domain/models/Call.ts"
 import { isE164 } from "@svc/domain/models/E164.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer } from "effect"
@@ -98,6 +99,15 @@ const uniqueByTask = (tasks: ReadonlyArray<FinishedTask>): ReadonlyArray<Finishe
 }
 
 /**
+ * The disconnection reason of a dial the carrier refused (`rejected: <reason>`, no call placed): the carrier's
+ * reason when it is one of the vendor's (e.g. `invalid_destination`), else `dial_failed` (decision 0510).
+ */
+const rejectedReason = (reason: string): string => {
+  const given = reason.startsWith("rejected: ") ? reason.slice("rejected: ".length) : ""
+  return isDisconnectionReason(given) ? given : "dial_failed"
+}
+
+/**
  * Calls in PostgreSQL.
  *
  * @category services
@@ -147,7 +157,7 @@ export class CallsRepo extends Context.Service<CallsRepo, {
             fromNumbers[i] = task.fromNumber
             callIds[i] = call?.call_id ?? null
             outcomes[i] = call?.outcome ?? null
-            disconnections[i] = call?.disconnection_reason ?? null
+            disconnections[i] = call?.disconnection_reason ?? rejectedReason(task.reason)
             starts[i] = call === undefined ? null : String(Math.round(call.start_timestamp))
             ends[i] = call === undefined ? null : String(Math.round(call.end_timestamp))
             durations[i] = call === undefined ? null : String(Math.round(call.duration_ms))
@@ -176,33 +186,54 @@ export class CallsRepo extends Context.Service<CallsRepo, {
               ) AS r(task_id, state, reason, call_id, from_number, outcome, disconnection_reason, start_timestamp,
                 end_timestamp, duration_ms, agent_id, agent_version, contactable, analysis)
             ), done AS (
-              -- the results of the tasks this statement finishes, with the call's place in the calls table taken
-              -- here: both inserts read this CTE alone. Joined back to r by task id, they were at the planner's
+              -- the results of the tasks this statement finishes. The call keeps the id svc gave it at the claim
+              -- (migration 0012; a task claimed before that has the carrier's), and takes a new place in the calls
+              -- table here (call_seq: the order calls finished, which the feed and the backfill ranges rely on):
+              -- the statements below read this CTE alone. Joined back to r by task id, they were at the planner's
               -- mercy (a nested loop over two CTE scans is quadratic in the chunk: 25 ms for 500 calls)
               UPDATE batch_call_tasks t
-              SET state = r.state, state_reason = r.reason, call_id = r.call_id, lease_owner = NULL,
-                lease_expires_at = NULL
+              SET state = r.state, state_reason = r.reason, call_id = coalesce(t.call_id, r.call_id),
+                lease_owner = NULL, lease_expires_at = NULL
               FROM r
               WHERE t.task_id = r.task_id AND t.state IN ('dialling', 'unknown')
-              RETURNING t.task_id, t.org_id, t.batch_call_id, t.to_number, r.call_id, r.from_number, r.agent_id,
-                r.agent_version, r.outcome, r.disconnection_reason, r.start_timestamp, r.end_timestamp,
-                r.duration_ms, r.analysis, r.contactable,
-                CASE WHEN r.call_id IS NOT NULL THEN nextval('calls_call_seq_seq'::regclass) END AS call_seq
-            ), inserted AS (
-              INSERT INTO calls (call_seq, org_id, call_id, task_id, batch_call_id, from_number, to_number, agent_id,
-                agent_version, outcome, disconnection_reason, start_timestamp, end_timestamp, duration_ms, analysis,
-                recorded_timestamp)
-              OVERRIDING SYSTEM VALUE
-              SELECT d.call_seq, d.org_id, d.call_id, d.task_id, d.batch_call_id, d.from_number, d.to_number,
-                d.agent_id, d.agent_version, d.outcome, d.disconnection_reason, d.start_timestamp, d.end_timestamp,
-                d.duration_ms, d.analysis, ${now}
+              RETURNING t.task_id, t.org_id, t.batch_call_id, t.to_number, t.call_id, r.from_number,
+                coalesce(r.agent_id, t.override_agent_id) AS agent_id,
+                coalesce(r.agent_version, t.override_agent_version) AS agent_version, r.outcome,
+                r.disconnection_reason, r.start_timestamp, r.end_timestamp, r.duration_ms,
+                CASE WHEN jsonb_typeof(r.analysis) = 'object' THEN r.analysis ELSE '{}'::jsonb END AS analysis,
+                r.contactable, t.metadata, t.dynamic_variables, t.custom_sip_headers,
+                -- the vendor's statuses (decision 0510): a conversation took place -> ended; busy, no answer, or a
+                -- dial the carrier refused (no outcome) -> not_connected; a placed call that failed -> error
+                CASE r.outcome WHEN 'answered' THEN 'ended' WHEN 'failed' THEN 'error' ELSE 'not_connected'
+                END AS call_status,
+                CASE WHEN t.call_id IS NOT NULL THEN nextval('calls_call_seq_seq'::regclass) END AS call_seq
+            ), updated AS (
+              -- the row the claim registered (by the unique (org_id, call_id) index, once per finished call)
+              UPDATE calls c SET call_seq = d.call_seq, call_status = d.call_status, outcome = d.outcome,
+                disconnection_reason = coalesce(d.disconnection_reason, 'dial_failed'),
+                start_timestamp = d.start_timestamp, end_timestamp = d.end_timestamp, duration_ms = d.duration_ms,
+                analysis = d.analysis, agent_id = d.agent_id, agent_version = d.agent_version
               FROM done d
-              WHERE d.call_seq IS NOT NULL
+              WHERE c.org_id = d.org_id AND c.call_id = d.call_id AND c.call_status IN ('registered', 'ongoing')
+              RETURNING c.call_id
+            ), inserted AS (
+              -- a call with no registered row (a task claimed before migration 0012 and not for the first time)
+              INSERT INTO calls (call_seq, org_id, call_id, task_id, batch_call_id, from_number, to_number, agent_id,
+                agent_version, call_status, outcome, disconnection_reason, start_timestamp, end_timestamp,
+                duration_ms, analysis, metadata, dynamic_variables, custom_sip_headers, recorded_timestamp)
+              SELECT d.call_seq, d.org_id, d.call_id, d.task_id, d.batch_call_id, d.from_number, d.to_number,
+                d.agent_id, d.agent_version, d.call_status, d.outcome, coalesce(d.disconnection_reason, 'dial_failed'),
+                d.start_timestamp, d.end_timestamp, d.duration_ms, d.analysis, d.metadata, d.dynamic_variables,
+                d.custom_sip_headers, ${now}
+              FROM done d
+              WHERE d.call_seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM updated u WHERE u.call_id = d.call_id)
+              ON CONFLICT (org_id, call_id) DO NOTHING
             ), queued AS (
+              -- only calls that were placed reach the contact (a refused dial is no conversation)
               INSERT INTO contact_feed (call_seq, org_id, to_number, start_timestamp)
               SELECT d.call_seq, d.org_id, d.to_number, d.start_timestamp
               FROM done d
-              WHERE d.call_seq IS NOT NULL AND d.contactable
+              WHERE d.call_seq IS NOT NULL AND d.outcome IS NOT NULL AND d.contactable
             )
             SELECT batch_call_id, count(*)::int4 AS n FROM done GROUP BY batch_call_id`
           let finished = 0

@@ -157,9 +157,11 @@ interface ClaimRow {
   readonly dynamic_variables: Record<string, string> | null
   readonly metadata: Record<string, Schema.Json> | null
   readonly custom_sip_headers: Record<string, string> | null
+  /** svc's id for the call (`svc_call_id`, migration 0012); null for a skipped task. */
+  readonly call_id: string | null
 }
 
-/** A row of `scheduler_claim` (migration 0010): a claimed task, or the summary (task columns NULL). */
+/** A row of `scheduler_claim` (migrations 0010, 0012): a claimed task, or the summary (task columns NULL). */
 type ClaimFunctionRow = { readonly [K in keyof ClaimRow]: ClaimRow[K] | null } & {
   readonly org_limit: number | null
   readonly org_in_flight: number | null
@@ -173,6 +175,7 @@ const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest =
     -readonly [K in keyof DialRequest]: DialRequest[K]
   } = {
     idempotency_key: row.task_id,
+    call_id: row.call_id ?? "",
     org_id: orgId,
     batch_call_id: batch.batchCallId,
     from_number: batch.fromNumber,
@@ -394,10 +397,11 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
       // runs once per row (DispatchClaims.integration.test.ts counts both under a generic plan). The function
       // returns the tasks, then a summary row (task_id NULL) with the limit and the calls in flight before the
       // claim; undefined here: no such org.
-      const claimRows = (orgId: string, batch: DueBatch, max: number, owner: string, until: number) =>
+      const claimRows = (orgId: string, batch: DueBatch, max: number, owner: string, until: number, now: number) =>
         sql<ClaimFunctionRow>`
           SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, ${orgId}, ${`${ORG_LOCK_WAIT_MS}ms`},
-            ${batch.batchCallId}, ${batch.reservedConcurrency}::int4, ${max}::int4, ${owner}, ${until}::int8)`.pipe(
+            ${batch.batchCallId}, ${batch.reservedConcurrency}::int4, ${max}::int4, ${owner}, ${until}::int8,
+            ${batch.fromNumber}, ${now}::int8)`.pipe(
           Effect.map((rows) => {
             const summary = rows[rows.length - 1]
             if (summary === undefined || summary.org_limit === null || summary.org_in_flight === null) return undefined
@@ -441,7 +445,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
       const claimOne = (orgId: string, batch: DueBatch, options: ClaimOptions) =>
         Effect.gen(function*() {
           const until = options.now + options.leaseMs
-          const result = yield* claimRows(orgId, batch, options.maxPerBatch, options.owner, until)
+          const result = yield* claimRows(orgId, batch, options.maxPerBatch, options.owner, until, options.now)
           if (result === undefined) return nothingClaimed(false)
           const { inFlight, limit, rows } = result
           const wanted = Math.min(options.maxPerBatch, freeSlots(limit, batch.reservedConcurrency, inFlight))
@@ -515,7 +519,9 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                 const n = Math.min(wanted, budget)
                 // the function counts again, under the lock this transaction holds: orgInFlight, which this
                 // transaction's own claims have kept up to date
-                const rows = n <= 0 ? [] : (yield* claimRows(orgId, batch, n, options.owner, until))?.rows ?? []
+                const rows = n <= 0
+                  ? []
+                  : (yield* claimRows(orgId, batch, n, options.owner, until, options.now))?.rows ?? []
                 let dialled = 0
                 for (const row of rows) {
                   if (row.state === "skipped") {

@@ -42,7 +42,10 @@ export const AnalysisValue = Schema.Union([Schema.String, Schema.Finite, Schema.
 export type AnalysisValue = typeof AnalysisValue.Type
 
 /**
- * One call to place. `idempotency_key` is the batch task's id; the per-task overrides of the batch
+ * One call to place. `idempotency_key` is the batch task's id; `call_id` is the id svc gave the call before
+ * dialling (derived from the task, so a re-claim after a crash dials with the same id): the adapter uses it as the
+ * carrier-side call reference (a SIP adapter connects the answered call to `sip:{call_id}@{sip_server}`) and
+ * reports it back in `CallEnded`/`CallOngoing`. The per-task overrides of the batch
  * (spec, BatchCallTask) travel unchanged: `override_agent_id`, `override_agent_version` (a number or a name
  * such as `latest_published`), `agent_override`, `dynamic_variables` (the task's `svc_llm_dynamic_variables`),
  * `metadata` and `custom_sip_headers`.
@@ -51,6 +54,7 @@ export type AnalysisValue = typeof AnalysisValue.Type
  */
 export const DialRequest = Schema.Struct({
   idempotency_key: Schema.String,
+  call_id: Schema.String,
   org_id: Schema.String,
   batch_call_id: Schema.String,
   from_number: Schema.String,
