@@ -130,6 +130,12 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       yield* setState(id, 0, "completed")
       yield* setState(id, 1, "dialling")
       yield* setState(id, 2, "unknown")
+      // the call the claim registered for task 2 (migration 0012)
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE batch_call_tasks SET call_id = 'call_t2' WHERE batch_call_id = ${id} AND task_index = 2`
+      yield* sql`
+        INSERT INTO calls (org_id, call_id, batch_call_id, from_number, to_number, call_status, recorded_timestamp)
+        VALUES ('org_c', 'call_t2', ${id}, '+14155550100', '+12125551002', 'registered', 0)`
       const repo = yield* BatchProgressRepo
       const cancelled = yield* repo.cancel("org_c", id, 1_000)
       assert.strictEqual(cancelled.status, "cancelled")
@@ -148,6 +154,9 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       const dispatch = yield* DispatchRepo
       assert.strictEqual(yield* dispatch.returnToPending("w", yield* taskIdsOf(id, [2]), 6_000), 1)
       assert.deepStrictEqual(yield* states(id), ["completed", "completed", "cancelled", "cancelled", "cancelled"])
+      const [call] = yield* sql<{ call_status: string; disconnection_reason: string }>`
+        SELECT call_status, disconnection_reason FROM calls WHERE org_id = 'org_c' AND call_id = 'call_t2'`
+      assert.deepStrictEqual({ ...call }, { call_status: "not_connected", disconnection_reason: "manual_stopped" })
       // the scheduler never looks at it again
       const view = yield* dispatch.look(10_000_000_000_000, 100)
       assert.isFalse(view.due.some((b) => b.batchCallId === id))
@@ -189,7 +198,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       const release = yield* Deferred.make<void>()
       const claim = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql`
-          SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, 'org_r', '5s', ${id}, 0, 2, 'worker-a', 99999999999::int8)`
+          SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, 'org_r', '5s', ${id}, 0, 2, 'worker-a', 99999999999::int8, '+14155550100', 0::int8)`
         yield* Deferred.succeed(claimed, undefined)
         yield* Deferred.await(release)
         return rows.length - 1
@@ -234,7 +243,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       yield* Deferred.await(updated)
       // the claim (connection B) waits for the lock, then reads the committed cancel
       const claim = yield* Effect.forkChild(sql`
-        SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, 'org_s', '5s', ${id}, 0, 3, 'worker-a', 99999999999::int8)`)
+        SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, 'org_s', '5s', ${id}, 0, 3, 'worker-a', 99999999999::int8, '+14155550100', 0::int8)`)
       yield* untilSomeoneWaitsOnALock
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(cancel)

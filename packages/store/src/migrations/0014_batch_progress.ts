@@ -10,7 +10,10 @@
  *   after the dialer said an `unknown` task's call was never placed) becomes `cancelled` instead when its batch is.
  *   The cancel and that return both run under the org's advisory lock (DispatchRepo.ORG_LOCK), so one sees the
  *   other's result. The trigger's WHEN clause keeps it off every other task update (the claim's `pending` ->
- *   `dialling`, the recorder's final states).
+ *   `dialling`, the recorder's final states). The call the claim registered for that task (migration 0012) was
+ *   never placed: it ends `not_connected` with the vendor's reason `manual_stopped` and takes its place in the
+ *   finished calls' order (a new `call_seq`, as CallsRepo.recordFinished gives one), instead of staying
+ *   `registered` for ever.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -38,6 +41,9 @@ export default Effect.gen(function*() {
         NEW.state_reason := 'batch_cancelled';
         NEW.lease_owner := NULL;
         NEW.lease_expires_at := NULL;
+        UPDATE calls c SET call_status = 'not_connected', disconnection_reason = 'manual_stopped',
+          call_seq = nextval('calls_call_seq_seq'::regclass)
+        WHERE c.org_id = NEW.org_id AND c.call_id = NEW.call_id AND c.call_status = 'registered';
       END IF;
       RETURN NEW;
     END $$`
