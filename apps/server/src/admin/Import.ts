@@ -6,20 +6,26 @@
  * Contacts (issue 13, part 5) keep everything a line gives, history and ids included, or the line is an
  * error (`ContactImportLine`, decision 0530); they stream through `ContactImportFile` into the bulk loader
  * `ContactImport.load`, with progress on stderr (`Progress.reporter`, decision 0531).
+ *
+ * Calls (`--kind calls`) are finished calls in the get-call shape (`CallImportLine`, decision 0535); they stream
+ * through `CallImportFile` into `CallImport.load`, which updates the contacts they belong to in the same
+ * transaction.
  */
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
 import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
+import * as CallImport from "@svc/store/CallImport.ts"
 import * as ContactImport from "@svc/store/ContactImport.ts"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
+import * as CallImportFile from "./CallImportFile.ts"
 import * as ContactImportFile from "./ContactImportFile.ts"
 import { ImportFailed } from "./ImportFailed.ts"
 import type { Progress } from "./Progress.ts"
 
 export { ImportFailed } from "./ImportFailed.ts"
 
-export const kinds = ["batch-tests", "contacts"] as const
+export const kinds = ["batch-tests", "calls", "contacts"] as const
 export type Kind = (typeof kinds)[number]
 
 const MAX_LISTED = 20
@@ -126,6 +132,36 @@ export class Importer extends Context.Service<Importer, {
             })).pipe(
               Effect.catchTags({
                 ContactImportConflict: (error) => Effect.fail(new ImportFailed({ message: error.message })),
+                SqlError: (error) => Effect.fail(new ImportFailed({ message: `nothing imported: ${error.message}` }))
+              }),
+              Effect.provideService(SqlClient.SqlClient, sql)
+            )
+          }
+          if (kind === "calls") {
+            const now = yield* Clock.currentTimeMillis
+            const size = yield* Effect.try({
+              try: () => fs.statSync(file).size,
+              catch: (error) => new ImportFailed({ message: `cannot read ${file}: ${(error as Error).message}` })
+            })
+            return yield* Effect.scoped(Effect.gen(function*() {
+              const next = yield* CallImportFile.open(file, {
+                ...(options?.chunkSize === undefined ? {} : { chunkSize: options.chunkSize })
+              })
+              // the number of calls is known only at the end: the total is the estimate of one call per 600 bytes
+              // until the count passes it
+              const report = options?.onProgress
+              const result = yield* CallImport.load(orgId, next, {
+                now,
+                ...(report === undefined ? {} : {
+                  onProgress: (done: number) =>
+                    report({ phase: "load", done, total: Math.max(done + 1, Math.round(size / 600)) })
+                })
+              })
+              report?.({ phase: "load", done: result.imported, total: result.imported })
+              return result.imported
+            })).pipe(
+              Effect.catchTags({
+                CallImportConflict: (error) => Effect.fail(new ImportFailed({ message: error.message })),
                 SqlError: (error) => Effect.fail(new ImportFailed({ message: `nothing imported: ${error.message}` }))
               }),
               Effect.provideService(SqlClient.SqlClient, sql)
