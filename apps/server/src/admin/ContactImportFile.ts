@@ -8,14 +8,14 @@
  * nothing. Duplicates within the file (a phone number or a contact id on two lines) are problems too, naming both
  * lines: the org keeps one contact per number (spec, vendor).
  */
-import { ContactImportLine } from "@svc/domain/models/ContactImportLine.ts"
+import { ContactImportLine, decodePlainLine } from "@svc/domain/models/ContactImportLine.ts"
 import type { ChunkSource, ImportChunk } from "@svc/store/ContactImport.ts"
 import { emptyColumns, uuidV7 } from "@svc/store/ContactSeed.ts"
 import { Effect, type Scope } from "effect"
 import { ImportFailed } from "./ImportFailed.ts"
 import { lineDecoder, type LineReader, openLines, Problems } from "./JsonLines.ts"
 
-const decodeLine = lineDecoder(ContactImportLine)
+const decodeLine = lineDecoder(ContactImportLine, decodePlainLine)
 
 /** Options of {@link open}. */
 export interface ContactFileOptions {

@@ -101,9 +101,10 @@ export const openLines = (file: string): Effect.Effect<LineReader, ImportFailed,
 
 /**
  * A line decoder: JSON, then `schema` with unknown fields refused (decision 0530). Blank lines are `undefined`;
- * a bad line is added to `problems` and is `undefined` too.
+ * a bad line is added to `problems` and is `undefined` too. `plain`, when given, is tried first: a hand-written
+ * check that accepts only lines the schema accepts, answering `undefined` for the schema to decide.
  */
-export const lineDecoder = <A>(schema: Schema.Codec<A, unknown>) => {
+export const lineDecoder = <A>(schema: Schema.Codec<A, unknown>, plain?: (json: unknown) => A | undefined) => {
   const decode = Schema.decodeUnknownExit(schema, { onExcessProperty: "error" })
   return (text: string, number: number, problems: Problems): A | undefined => {
     if (text.trim() === "") return undefined
@@ -114,6 +115,8 @@ export const lineDecoder = <A>(schema: Schema.Codec<A, unknown>) => {
       problems.add(`line ${number}: not valid JSON`)
       return undefined
     }
+    const fast = plain?.(json)
+    if (fast !== undefined) return fast
     const exit = decode(json)
     if (exit._tag === "Success") return exit.value
     const error = exit.cause.reasons.find((r) => r._tag === "Fail")

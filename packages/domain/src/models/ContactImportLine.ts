@@ -137,3 +137,102 @@ export const ContactImportLine = Schema.Struct({
 
 /** @category models */
 export type ContactImportLine = typeof ContactImportLine.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// Fast path
+// ---------------------------------------------------------------------------------------------------------------
+
+const FIELDS = new Set([
+  "phone_number",
+  "first_name",
+  "last_name",
+  "do_not_call",
+  "external_id",
+  "tags",
+  "contact_tags",
+  "custom_fields",
+  "conversation_count",
+  "last_conversation_timestamp",
+  "contact_id",
+  "created_timestamp",
+  "user_modified_timestamp",
+  "org_id"
+])
+
+const E164_PATTERN = /^\+[1-9]\d{0,14}$/u
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const isMillis = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0
+
+const isText = (value: unknown): boolean => typeof value === "string" && isStorableText(value)
+
+const isTagList = (value: unknown): boolean =>
+  Array.isArray(value) && value.every((tag) => isText(tag) && !(tag as string).includes("\u001f"))
+
+const isContactId = (value: unknown): boolean => {
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_CONTACT_ID_LENGTH) return false
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if (code < 0x20 || code === 0x7f) return false
+  }
+  return value.isWellFormed()
+}
+
+const isCustomFields = (value: unknown): boolean => {
+  if (!isPlainObject(value)) return false
+  for (const key in value) {
+    if (!Object.hasOwn(value, key) || !isStorableText(key)) return false
+    const field = value[key]
+    if (
+      !(field === null || typeof field === "boolean" || (typeof field === "number" && Number.isFinite(field)) ||
+        isText(field))
+    ) {
+      return false
+    }
+  }
+  return true
+}
+
+/**
+ * The import's hot path: a JSON-parsed line that is plainly valid, checked by hand in a fraction of the schema
+ * decode's time (which was 85% of an import's work in Node); `undefined` for anything else, which the caller then
+ * decodes with {@link ContactImportLine} for the answer and its message. It accepts only what the schema accepts
+ * (stricter where that is simpler: integers must be safe), and returns the parsed object itself, whose fields are
+ * the decoded ones (the schema transforms nothing); `ContactImportLine.test.ts` checks both on generated lines.
+ *
+ * @category decoding
+ */
+export const decodePlainLine = (input: unknown): ContactImportLine | undefined => {
+  if (!isPlainObject(input)) return undefined
+  for (const key in input) {
+    if (!Object.hasOwn(input, key) || !FIELDS.has(key)) return undefined
+  }
+  const line = input
+  if (typeof line["phone_number"] !== "string" || !E164_PATTERN.test(line["phone_number"])) return undefined
+  for (const key of ["first_name", "last_name", "external_id"]) {
+    if (key in line && !isText(line[key])) return undefined
+  }
+  if ("do_not_call" in line && typeof line["do_not_call"] !== "boolean") return undefined
+  if ("tags" in line && (!isTagList(line["tags"]) || "contact_tags" in line)) return undefined
+  if ("contact_tags" in line && !isTagList(line["contact_tags"])) return undefined
+  if ("custom_fields" in line && !isCustomFields(line["custom_fields"])) return undefined
+  if (
+    "conversation_count" in line &&
+    !(isMillis(line["conversation_count"]) && (line["conversation_count"] as number) <= MAX_CONVERSATION_COUNT)
+  ) {
+    return undefined
+  }
+  if (
+    "last_conversation_timestamp" in line && line["last_conversation_timestamp"] !== null &&
+    !isMillis(line["last_conversation_timestamp"])
+  ) {
+    return undefined
+  }
+  if ("contact_id" in line && !isContactId(line["contact_id"])) return undefined
+  if ("created_timestamp" in line && !isMillis(line["created_timestamp"])) return undefined
+  if ("user_modified_timestamp" in line && !isMillis(line["user_modified_timestamp"])) return undefined
+  if ("org_id" in line && typeof line["org_id"] !== "string") return undefined
+  return line as unknown as ContactImportLine
+}
