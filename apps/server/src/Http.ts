@@ -10,6 +10,7 @@ import { BackfillRepo } from "@svc/store/BackfillRepo.ts"
 import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "@svc/store/BatchProgressRepo.ts"
 import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
+import { CallsApiRepo } from "@svc/store/CallsApiRepo.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/CursorKeys.ts"
 import { Config, Effect, Layer, Option } from "effect"
@@ -19,6 +20,7 @@ import * as Backfill from "./handlers/Backfill.ts"
 import * as BatchCalls from "./handlers/BatchCalls.ts"
 import * as BatchProgress from "./handlers/BatchProgress.ts"
 import * as BatchTests from "./handlers/BatchTests.ts"
+import * as Calls from "./handlers/Calls.ts"
 import * as Contacts from "./handlers/Contacts.ts"
 import * as Health from "./Health.ts"
 import * as Authorization from "./http/Authorization.ts"
@@ -48,12 +50,14 @@ const Repositories = Layer.mergeAll(
   BatchProgressRepo.layer,
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
+  CallsApiRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
+  CursorKeys.layer,
   RateLimiter.layer.pipe(Layer.provide(RateLimitStore)),
   DatabaseAvailability.layer
 )
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchProgress.layer, BatchTests.layer]),
+  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchProgress.layer, BatchTests.layer, Calls.layer]),
   Layer.provide(Authorization.layer)
 )
 

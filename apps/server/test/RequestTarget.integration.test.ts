@@ -83,8 +83,10 @@ describe("request target rules", () => {
           const options = method === "GET" || method === "DELETE" ? {} : { body: {} }
           const response = await server.request(method, path, options)
           if (response.status !== 404) continue // served by svc: its own answers and Deprecation headers
-          checked++
           const message = (response.json as { message: string }).message
+          // served by svc (the calls API, issue 13): the 404 of a call that does not exist
+          if (/^call_id x not found$/.test(message)) continue
+          checked++
           assert.notMatch(message, /^no endpoint/, `${method} ${path}`)
           assert.include(message, endpoint.replacement, `${method} ${path}`)
           assert.match(message, /\d{4}-\d{2}-\d{2}/, `${method} ${path}: a date`)

@@ -9,6 +9,7 @@ import { BackfillGroup } from "./groups/Backfill.ts"
 import { BatchCallsGroup } from "./groups/BatchCalls.ts"
 import { BatchProgressGroup } from "./groups/BatchProgress.ts"
 import { BatchTestsGroup } from "./groups/BatchTests.ts"
+import { CallsGroup } from "./groups/Calls.ts"
 import { ContactsGroup } from "./groups/Contacts.ts"
 
 /** @category models */
@@ -18,10 +19,11 @@ export class Api extends HttpApi.make("svc")
   .add(BatchCallsGroup)
   .add(BatchProgressGroup)
   .add(BatchTestsGroup)
+  .add(CallsGroup)
   .annotateMerge(OpenApi.annotations({
     title: "svc voice-agent API",
     version: "3.0.0",
-    description: "Contacts, contact-analysis backfill, batch outbound calls and batch tests. Every error is " +
+    description: "Contacts, contact-analysis backfill, batch outbound calls, batch tests and calls. Every error is " +
       "{\"status\":\"error\",\"message\":\"...\"}."
   }))
 {}

@@ -137,6 +137,9 @@ export const maxMetadataBytes = 50_000
  *
  * @category models
  */
+const refused = (why: string) =>
+  Schema.optionalKey(Schema.Unknown.check(Schema.makeFilter(() => `is not supported by svc: ${why}`)))
+
 export const UpdateCallBody = Schema.Struct({
   metadata: Schema.optionalKey(Schema.Json.check(
     Schema.makeFilter((value) =>
@@ -144,7 +147,9 @@ export const UpdateCallBody = Schema.Struct({
         ? undefined
         : `must be at most ${maxMetadataBytes} bytes as JSON`
     )
-  ))
+  )),
+  data_storage_setting: refused("svc stores no transcripts or recordings, so there is nothing to restrict"),
+  custom_attributes: refused("svc defines no custom attributes")
 }).annotate({ identifier: "UpdateCallBody" })
 /** @category models */
 export type UpdateCallBody = typeof UpdateCallBody.Type

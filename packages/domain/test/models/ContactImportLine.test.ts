@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ContactImportLine, decodePlainLine } from "../../src/models/ContactImportLine.ts"
 import { Schema } from "effect"
+import { ContactImportLine, decodePlainLine } from "../../src/models/ContactImportLine.ts"
 
 const decode = Schema.decodeUnknownExit(ContactImportLine, { onExcessProperty: "error" })
 

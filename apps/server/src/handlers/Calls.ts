@@ -1,0 +1,124 @@
+/**
+ * The calls API (issue 13 part 1) and contact history (part 2). The org always comes from the API key; another
+ * org's call or contact is not found. Shapes: vendor-calls-facts sections 1 and 3; choices: decisions 0510-0512.
+ */
+import { Api } from "@svc/api/Api.ts"
+import { CurrentOrg } from "@svc/api/Authorization.ts"
+import { badRequest, notFound } from "@svc/api/Errors.ts"
+import { type Call, ListCallsBody } from "@svc/domain/models/Call.ts"
+import * as Pagination from "@svc/domain/Pagination.ts"
+import { CallsApiRepo } from "@svc/store/CallsApiRepo.ts"
+import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
+import { CursorKeys } from "@svc/store/CursorKeys.ts"
+import { Effect, Result, Schema } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+
+const emptyListRequest = Schema.decodeUnknownSync(ListCallsBody)({})
+
+const missing = (id: string) => notFound(`call_id ${id} not found`)
+
+// call_json (migration 0012) returns exactly the Call shape; the response schema encodes it on the way out
+const asCall = (json: Record<string, unknown>) => json as unknown as Call
+
+const conversationLimit = (raw: string | undefined): number | string => {
+  if (raw === undefined) return 50
+  const n = Number(raw)
+  return /^\d+$/.test(raw) && n >= 1 && n <= 1000 ? n : "limit must be an integer from 1 to 1000"
+}
+
+/** @category layers */
+export const layer = HttpApiBuilder.group(
+  Api,
+  "calls",
+  Effect.fn(function*(handlers) {
+    const repo = yield* CallsApiRepo
+    const contacts = yield* ContactsRepo
+    const cursors = yield* CursorKeys
+    return handlers
+      .handle("getCall", ({ params }) =>
+        Effect.flatMap(CurrentOrg, ({ orgId }) =>
+          repo.get(orgId, params.call_id).pipe(
+            Effect.map(asCall),
+            Effect.catchTag("CallNotFound", () => Effect.fail(missing(params.call_id)))
+          )))
+      .handle(
+        "listCalls",
+        ({ payload }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            repo.list(orgId, payload ?? emptyListRequest).pipe(
+              Effect.map((page) => ({ ...page, items: page.items.map(asCall) })),
+              Effect.catchTag("CallsPaginationKeyInvalid", (error) => Effect.fail(badRequest(error.message)))
+            ))
+      )
+      .handle(
+        "updateCall",
+        ({ params, payload }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            repo.update(orgId, params.call_id, payload).pipe(
+              Effect.map(asCall),
+              Effect.catchTag("CallNotFound", () => Effect.fail(missing(params.call_id)))
+            ))
+      )
+      .handle(
+        "deleteCall",
+        ({ params }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            repo.remove(orgId, params.call_id).pipe(
+              Effect.catchTags({
+                CallNotFound: () => Effect.fail(missing(params.call_id)),
+                CallInFlight: () =>
+                  Effect.fail(
+                    badRequest(
+                      `call_id ${params.call_id} is in progress (registered or ongoing); delete it after it has ended`
+                    )
+                  )
+              })
+            ))
+      )
+      .handle(
+        "getContactByPhone",
+        ({ params }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            contacts.getByPhone(orgId, params.phone_number).pipe(
+              Effect.catchTag(
+                "ContactNotFound",
+                () => Effect.fail(notFound(`no contact has phone_number ${params.phone_number}`))
+              )
+            ))
+      )
+      .handle("listContactConversations", ({ params, query }) =>
+        Effect.gen(function*() {
+          const { orgId } = yield* CurrentOrg
+          const limit = conversationLimit(query.limit)
+          if (typeof limit === "string") return yield* Effect.fail(badRequest(limit))
+          const contact = yield* contacts.get(orgId, params.contact_id).pipe(
+            Effect.catchTag("ContactNotFound", () => Effect.fail(notFound(`contact_id ${params.contact_id} not found`)))
+          )
+          // keys bound to the org and the contact (decision 0102)
+          const context: Pagination.CursorContext = {
+            orgId,
+            queryFingerprint: Pagination.queryFingerprint({
+              resource: "contact-conversations",
+              contact: contact.contact_id
+            })
+          }
+          let after: { sortValue: number; callId: string } | undefined
+          if (query.pagination_key !== undefined && query.pagination_key !== "") {
+            const decoded = cursors.decode(query.pagination_key, context)
+            if (Result.isFailure(decoded)) return yield* Effect.fail(badRequest(decoded.failure.message))
+            if (typeof decoded.success.sortValue !== "number") {
+              return yield* Effect.fail(badRequest("pagination_key is not a list-contact-conversations key"))
+            }
+            after = { sortValue: decoded.success.sortValue, callId: decoded.success.id }
+          }
+          const page = yield* repo.conversations(orgId, contact.phone_number, limit, after)
+          return {
+            has_more: page.hasMore,
+            items: page.items as never,
+            ...(page.hasMore && page.last !== undefined
+              ? { pagination_key: cursors.encode({ sortValue: page.last.sortValue, id: page.last.callId }, context) }
+              : {})
+          }
+        }))
+  })
+)
