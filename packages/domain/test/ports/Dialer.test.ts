@@ -6,6 +6,7 @@ describe("Dialer port models", () => {
   it("a dial request carries a task's overrides as stored, absent fields absent", () => {
     const request = Schema.decodeUnknownSync(DialRequest)({
       idempotency_key: "42",
+      call_id: "call_42",
       org_id: "org_1",
       batch_call_id: "batch_call_1",
       from_number: "+14155550100",
@@ -21,12 +22,23 @@ describe("Dialer port models", () => {
     assert.deepStrictEqual(Schema.encodeSync(DialRequest)(request).metadata, { crm: { id: 7 } })
     const minimal = Schema.decodeUnknownSync(DialRequest)({
       idempotency_key: "43",
+      call_id: "call_43",
       org_id: "org_1",
       batch_call_id: "batch_call_1",
       from_number: "+14155550100",
       to_number: "+14155550102"
     })
     assert.notProperty(minimal, "override_agent_id")
+    // svc assigns the call id before dialling (decision 0510): a request without one is refused
+    assert.throws(() =>
+      Schema.decodeUnknownSync(DialRequest)({
+        idempotency_key: "44",
+        org_id: "org_1",
+        batch_call_id: "batch_call_1",
+        from_number: "+14155550100",
+        to_number: "+14155550102"
+      })
+    )
   })
 
   it("a lookup answers an ended or an ongoing call, told apart by _tag", () => {
