@@ -7,6 +7,7 @@ import { Api } from "@svc/api/Api.ts"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import { BackfillRepo } from "@svc/store/BackfillRepo.ts"
 import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
+import { BatchProgressRepo } from "@svc/store/BatchProgressRepo.ts"
 import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
 import { CallsApiRepo } from "@svc/store/CallsApiRepo.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
@@ -15,6 +16,7 @@ import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import * as Backfill from "./handlers/Backfill.ts"
 import * as BatchCalls from "./handlers/BatchCalls.ts"
+import * as BatchProgress from "./handlers/BatchProgress.ts"
 import * as BatchTests from "./handlers/BatchTests.ts"
 import * as Calls from "./handlers/Calls.ts"
 import * as Contacts from "./handlers/Contacts.ts"
@@ -33,6 +35,7 @@ const Repositories = Layer.mergeAll(
   ApiKeys.layer,
   BackfillRepo.layer,
   BatchCallsRepo.layer,
+  BatchProgressRepo.layer,
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   RateLimitWindows.layer,
@@ -42,7 +45,7 @@ const Repositories = Layer.mergeAll(
 )
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchTests.layer, Calls.layer]),
+  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchProgress.layer, BatchTests.layer, Calls.layer]),
   Layer.provide([Authorization.layer, InputRules.layer])
 )
 

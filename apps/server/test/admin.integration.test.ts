@@ -114,14 +114,22 @@ describe("admin", () => {
       )
       const bad = await run("import", "--org", org, "--kind", "contacts", "--file", file)
       assert.strictEqual(bad.status, 1)
-      assert.match(bad.stderr, /nothing imported: record 3: .*\+14155550001/)
+      assert.include(bad.stderr, "nothing imported: line 3: phone_number +14155550001 is also on line 1")
       fs.writeFileSync(file, [line("+14155550001", "Ann"), line("+14155550002", "Bo")].join("\n"))
       const ok = await run("import", "--org", org, "--kind", "contacts", "--file", file)
       assert.strictEqual(ok.status, 0, ok.stderr)
       assert.deepStrictEqual(json(ok.stdout), { imported: 2 })
+      // progress on stderr as plain lines (stderr is a pipe here, not a terminal): no carriage returns
+      assert.include(ok.stderr, "import contacts load 2/2 100%\n")
+      assert.notInclude(ok.stderr, "\r")
       // the failed attempt stored nothing: importing the same two again now collides on the first
       const again = await run("import", "--org", org, "--kind", "contacts", "--file", file)
-      assert.match(again.stderr, /record 1: /)
+      assert.match(again.stderr, /line 1: phone_number \+14155550001 already belongs to contact /)
+      // an unknown field is an error naming the line and the field, not dropped
+      fs.writeFileSync(file, JSON.stringify({ phone_number: "+14155550003", conversations: 4 }))
+      const unknown = await run("import", "--org", org, "--kind", "contacts", "--file", file)
+      assert.strictEqual(unknown.status, 1)
+      assert.include(unknown.stderr, "nothing imported: line 1: conversations is not a known field")
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }

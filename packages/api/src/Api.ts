@@ -8,6 +8,7 @@ import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
 import { HttpApi, OpenApi } from "effect/http-api"
 import { BackfillGroup } from "./groups/Backfill.ts"
 import { BatchCallsGroup } from "./groups/BatchCalls.ts"
+import { BatchProgressGroup } from "./groups/BatchProgress.ts"
 import { BatchTestsGroup } from "./groups/BatchTests.ts"
 import { CallsGroup } from "./groups/Calls.ts"
 import { ContactsGroup } from "./groups/Contacts.ts"
@@ -17,6 +18,7 @@ export class Api extends HttpApi.make("svc")
   .add(ContactsGroup)
   .add(BackfillGroup)
   .add(BatchCallsGroup)
+  .add(BatchProgressGroup)
   .add(BatchTestsGroup)
   .add(CallsGroup)
   .annotateMerge(OpenApi.annotations({

@@ -173,14 +173,19 @@ export interface ContactColumns {
   readonly doNotCall: Array<boolean>
   /** Tags joined by U+001F (array parameters cannot nest); "" for none. */
   readonly tags: Array<string>
-  readonly customFields: Array<Record<string, string | number>>
+  readonly customFields: Array<Record<string, string | number | boolean>>
   readonly conversationCount: Array<number>
   readonly lastConversationTimestamp: Array<number | null>
   readonly createdTimestamp: Array<number>
   readonly userModifiedTimestamp: Array<number>
 }
 
-const emptyColumns = (): ContactColumns => ({
+/**
+ * Empty columns to append contacts to.
+ *
+ * @category constructors
+ */
+export const emptyColumns = (): ContactColumns => ({
   orgId: [],
   contactId: [],
   phoneNumber: [],
@@ -366,8 +371,13 @@ export interface SeedResult {
   readonly millis: number
 }
 
-/** Secondary indexes of contacts (migrations 0003, 0008) that a large load drops and rebuilds, by name and definition. */
-const SECONDARY_INDEXES: ReadonlyArray<readonly [name: string, definition: string]> = [
+/**
+ * Secondary indexes of contacts (migrations 0003, 0008) that a large load drops and rebuilds, by name and definition
+ * (the seed and `admin import --kind contacts`).
+ *
+ * @category models
+ */
+export const SECONDARY_INDEXES: ReadonlyArray<readonly [name: string, definition: string]> = [
   [
     "contacts_org_order",
     "CREATE INDEX contacts_org_order ON contacts " +
@@ -384,9 +394,16 @@ const SECONDARY_INDEXES: ReadonlyArray<readonly [name: string, definition: strin
   ]
 ]
 
-const PHONE_KEY = "ALTER TABLE contacts ADD CONSTRAINT contacts_org_phone_key UNIQUE (org_id, phone_number)"
+/** @category models */
+export const PHONE_KEY = "ALTER TABLE contacts ADD CONSTRAINT contacts_org_phone_key UNIQUE (org_id, phone_number)"
 
-const insertStatement = (skipDuplicates: boolean) => `
+/**
+ * The bulk insert of {@link ContactColumns}: one statement over thirteen array parameters, `search_text` computed
+ * set-wise; `skipDuplicates` adds `ON CONFLICT DO NOTHING`.
+ *
+ * @category constructors
+ */
+export const insertStatement = (skipDuplicates: boolean) => `
   INSERT INTO contacts (org_id, contact_id, phone_number, first_name, last_name, external_id, do_not_call,
     contact_tags, custom_fields, conversation_count, last_conversation_timestamp, created_timestamp,
     user_modified_timestamp, search_text)
@@ -414,8 +431,12 @@ const arrayParameter = (values: ReadonlyArray<unknown>, oid: number): PgTypes.Pa
   return result.success
 }
 
-/** The thirteen array parameters of the insert, bound binary (no text round trip per value). */
-const insertParameters = (c: ContactColumns): Array<unknown> => [
+/**
+ * The thirteen array parameters of the insert, bound binary (no text round trip per value).
+ *
+ * @category constructors
+ */
+export const insertParameters = (c: ContactColumns): Array<unknown> => [
   arrayParameter(c.orgId, PgTypes.OID.text),
   arrayParameter(c.contactId, PgTypes.OID.text),
   arrayParameter(c.phoneNumber, PgTypes.OID.text),
@@ -540,5 +561,9 @@ export const load = Effect.fnUntraced(function*(
   return { inserted: result.inserted, rebuiltIndexes: result.rebuild, millis: finished - started }
 })
 
-/** `pg_advisory_xact_lock` class key of seeds: "svc:seed" hashed, fixed forever. */
-const SEED_LOCK = 0x5356_5345
+/**
+ * `pg_advisory_xact_lock` class key of seeds and contact imports: "svc:seed" hashed, fixed forever.
+ *
+ * @category models
+ */
+export const SEED_LOCK = 0x5356_5345

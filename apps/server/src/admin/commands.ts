@@ -7,20 +7,19 @@ import { isE164 } from "@svc/domain/models/E164.ts"
 import { Database } from "@svc/store"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as ContactSeed from "@svc/store/ContactSeed.ts"
-import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
-import { CursorKeys } from "@svc/store/CursorKeys.ts"
 import { checkUrl, WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
 import { Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"
 import { batchCommands } from "./batchCommands.ts"
 import * as Import from "./Import.ts"
+import * as Progress from "./Progress.ts"
 import { webhookCommands } from "./webhookCommands.ts"
 
 const Store = Layer.mergeAll(
   ApiKeys.layer,
   WebhooksRepo.layer,
-  Import.Importer.layer.pipe(Layer.provide(ContactsRepo.layer), Layer.provide(CursorKeys.layer))
+  Import.Importer.layer
 ).pipe(Layer.provideMerge(Database.layer))
 
 /** Runs `effect` against the database and prints its result as JSON. */
@@ -107,7 +106,10 @@ const importCommand = Command.make(
   ({ file, kind, org }) =>
     run(
       Effect.map(
-        Effect.flatMap(Import.Importer, (importer) => importer.importFile(org, kind, file)),
+        Effect.flatMap(
+          Import.Importer,
+          (importer) => importer.importFile(org, kind, file, { onProgress: Progress.reporter(`import ${kind}`) })
+        ),
         (imported) => ({ imported })
       )
     )

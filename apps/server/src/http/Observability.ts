@@ -9,7 +9,14 @@ import { HttpRouter, HttpServerRequest } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 
 /** Path prefixes whose last segment is an id. */
-const WITH_ID = ["/get-contact/", "/update-contact/", "/delete-contact/", "/get-batch-test/"]
+const WITH_ID = [
+  "/get-contact/",
+  "/update-contact/",
+  "/delete-contact/",
+  "/get-batch-test/",
+  "/get-batch-call/",
+  "/cancel-batch-call/"
+]
 const KNOWN = new Set([
   "/list-contacts",
   "/create-contact",

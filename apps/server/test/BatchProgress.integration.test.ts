@@ -1,0 +1,105 @@
+// GET /get-batch-call/{id} and POST /cancel-batch-call/{id} over raw HTTP (issue 13, part 3; svc extensions):
+// shapes, org isolation, the error body, idempotent cancel, and their mark in the OpenAPI document.
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import * as TestServer from "./support/TestServer.ts"
+
+let server: TestServer.TestServer
+let a: { orgId: string; key: string }
+let b: { orgId: string; key: string }
+let batchCallId: string
+
+type Json = Record<string, unknown>
+
+beforeAll(async () => {
+  server = await TestServer.start()
+  a = await server.org("A")
+  b = await server.org("B")
+  await server.run(
+    Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) =>
+        sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${a.orgId}, '+14155550100', 0)`
+    )
+  )
+  const created = await server.request("POST", "/create-batch-call", {
+    key: a.key,
+    body: {
+      from_number: "+14155550100",
+      name: "spring",
+      trigger_timestamp: 4_000_000_000_000,
+      tasks: [{ to_number: "+14155550101" }, { to_number: "+14155550102" }, { to_number: "+14155550103" }]
+    }
+  })
+  assert.strictEqual(created.status, 200, created.text)
+  batchCallId = String((created.json as Json)["batch_call_id"])
+})
+afterAll(() => server.close())
+
+describe("GET /get-batch-call/{batch_call_id}", () => {
+  it("answers the batch's progress", async () => {
+    const response = await server.request("GET", `/get-batch-call/${batchCallId}`, { key: a.key })
+    assert.strictEqual(response.status, 200, response.text)
+    const body = response.json as Json
+    assert.deepInclude(body, {
+      batch_call_id: batchCallId,
+      name: "spring",
+      from_number: "+14155550100",
+      status: "scheduled",
+      total_task_count: 3,
+      tasks: { pending: 3, dialling: 0, unknown: 0, completed: 0, failed: 0, skipped: 0, cancelled: 0 },
+      calls_placed: 0,
+      calls_in_flight: 0,
+      scheduled_timestamp: 4_000_000_000_000,
+      window_open_now: true,
+      // not before its trigger time
+      next_window_opening_timestamp: 4_000_000_000_000,
+      completed_timestamp: null,
+      cancelled_timestamp: null
+    })
+    assert.isNumber(body["estimated_completion_timestamp"])
+  })
+
+  it("answers 404 with the error body for another org's batch and an unknown id, 400 for a NUL id", async () => {
+    const other = await server.request("GET", `/get-batch-call/${batchCallId}`, { key: b.key })
+    assert.strictEqual(other.status, 404)
+    assert.deepStrictEqual(other.json, { status: "error", message: `batch call ${batchCallId} not found` })
+    assert.strictEqual((await server.request("GET", "/get-batch-call/nope", { key: a.key })).status, 404)
+    const nul = await server.request("GET", "/get-batch-call/a%00b", { key: a.key })
+    assert.strictEqual(nul.status, 400)
+    assert.include(String((nul.json as Json)["message"]), "batch_call_id")
+    assert.strictEqual((await server.request("GET", `/get-batch-call/${batchCallId}`, { key: null })).status, 401)
+  })
+})
+
+describe("POST /cancel-batch-call/{batch_call_id}", () => {
+  it("refuses another org (404, nothing cancelled), then cancels, and answers the same again", async () => {
+    const other = await server.request("POST", `/cancel-batch-call/${batchCallId}`, { key: b.key })
+    assert.strictEqual(other.status, 404)
+    assert.strictEqual(other.json && (other.json as Json)["status"], "error")
+    const first = await server.request("POST", `/cancel-batch-call/${batchCallId}`, { key: a.key })
+    assert.strictEqual(first.status, 200, first.text)
+    const body = first.json as Json
+    assert.strictEqual(body["status"], "cancelled")
+    assert.deepInclude(body["tasks"] as Json, { pending: 0, cancelled: 3 })
+    assert.isNumber(body["cancelled_timestamp"])
+    assert.isNull(body["next_window_opening_timestamp"])
+    const again = await server.request("POST", `/cancel-batch-call/${batchCallId}`, { key: a.key })
+    assert.strictEqual(again.status, 200)
+    assert.deepStrictEqual(again.json, first.json)
+    const read = await server.request("GET", `/get-batch-call/${batchCallId}`, { key: a.key })
+    assert.strictEqual((read.json as Json)["status"], "cancelled")
+  })
+})
+
+describe("OpenAPI", () => {
+  it("lists both operations marked x-svc-extension, and the vendor's create-batch-call unmarked", async () => {
+    const doc = (await server.request("GET", "/openapi.json", { key: null })).json as {
+      paths: Record<string, Record<string, Json>>
+    }
+    assert.strictEqual(doc.paths["/get-batch-call/{batch_call_id}"]?.["get"]?.["x-svc-extension"], true)
+    assert.strictEqual(doc.paths["/cancel-batch-call/{batch_call_id}"]?.["post"]?.["x-svc-extension"], true)
+    assert.isUndefined(doc.paths["/create-batch-call"]?.["post"]?.["x-svc-extension"])
+  })
+})

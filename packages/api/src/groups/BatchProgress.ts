@@ -1,0 +1,40 @@
+/**
+ * Batch progress and control (issue 13, part 3): svc extensions beyond the vendor's API, which has only
+ * create-batch-call. Each operation carries `x-svc-extension: true` in the OpenAPI document, so a client generated
+ * from the vendor's spec knows not to expect them there. Their own group (tag `batchProgress`) keeps the handlers
+ * apart from create-batch-call's (handlers/BatchProgress.ts).
+ */
+import { BatchCallProgress } from "@svc/domain/models/BatchCallProgress.ts"
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { Authorization } from "../Authorization.ts"
+import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
+
+const batchCallId = { batch_call_id: Schema.String }
+
+/** The OpenAPI mark of an endpoint the vendor does not have. */
+export const svcExtension = { "x-svc-extension": true } as const
+
+export class BatchProgressGroup extends HttpApiGroup.make("batchProgress")
+  .add(
+    HttpApiEndpoint.get("getBatchCall", "/get-batch-call/:batch_call_id", {
+      params: batchCallId,
+      success: BatchCallProgress,
+      error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
+    }).annotate(
+      OpenApi.Description,
+      "svc extension: a batch call's progress: tasks per state, calls placed and in flight, the next opening of " +
+        "its call window, its estimated or actual completion time"
+    ).annotate(OpenApi.Override, svcExtension),
+    HttpApiEndpoint.post("cancelBatchCall", "/cancel-batch-call/:batch_call_id", {
+      params: batchCallId,
+      success: BatchCallProgress,
+      error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
+    }).annotate(
+      OpenApi.Description,
+      "svc extension: cancel a batch call: its pending tasks are cancelled, calls in progress finish and are " +
+        "recorded; idempotent (a cancelled or completed batch is answered as it is)"
+    ).annotate(OpenApi.Override, svcExtension)
+  )
+  .middleware(Authorization)
+{}

@@ -1,0 +1,59 @@
+/**
+ * A batch call's progress (issue 13, part 3): what `GET /get-batch-call/{batch_call_id}` and
+ * `POST /cancel-batch-call/{batch_call_id}` return. Both are svc extensions: the vendor has only create-batch-call,
+ * so this shape is svc's own, in the vendor's naming style (snake_case, epoch-millisecond `*_timestamp` fields,
+ * `null` for "none").
+ */
+import { Schema } from "effect"
+import { E164 } from "./E164.ts"
+import { BatchCallId } from "./Ids.ts"
+import { EpochMillis, NonNegativeInt } from "./Primitives.ts"
+
+/**
+ * Tasks of the batch per state: `pending` (not dialled yet), `dialling` (a call in progress), `unknown` (a call
+ * whose outcome the scheduler is confirming with the carrier), `completed` and `failed` (a call was placed and
+ * recorded), `skipped` (never dialled: a `do_not_call` contact), `cancelled` (never dialled: the batch was
+ * cancelled).
+ *
+ * @category models
+ */
+export const BatchTaskCounts = Schema.Struct({
+  pending: NonNegativeInt,
+  dialling: NonNegativeInt,
+  unknown: NonNegativeInt,
+  completed: NonNegativeInt,
+  failed: NonNegativeInt,
+  skipped: NonNegativeInt,
+  cancelled: NonNegativeInt
+})
+
+/**
+ * A batch call's progress.
+ *
+ * @category models
+ */
+export class BatchCallProgress extends Schema.Class<BatchCallProgress>("BatchCallProgress")({
+  batch_call_id: BatchCallId,
+  name: Schema.String,
+  from_number: E164,
+  status: Schema.Literals(["scheduled", "in_progress", "completed", "cancelled"]).annotate({
+    description: "scheduled until its first call, in_progress while tasks are left, then completed or cancelled."
+  }),
+  total_task_count: NonNegativeInt,
+  tasks: BatchTaskCounts,
+  calls_placed: NonNegativeInt.annotate({ description: "Calls placed and recorded (tasks completed or failed)." }),
+  calls_in_flight: NonNegativeInt.annotate({ description: "Calls in progress (tasks dialling or unknown)." }),
+  scheduled_timestamp: EpochMillis.annotate({ description: "trigger_timestamp, else when the batch was created." }),
+  window_open_now: Schema.Boolean.annotate({ description: "Whether its call_time_window is open now." }),
+  next_window_opening_timestamp: Schema.NullOr(EpochMillis).annotate({
+    description: "When the batch may next dial (now while its window is open and its trigger time has passed); " +
+      "null once it is completed or cancelled."
+  }),
+  estimated_completion_timestamp: Schema.NullOr(EpochMillis).annotate({
+    description: "When its last pending task would end, assuming 120 s calls, the org's free lines and the " +
+      "window; null once nothing is pending or when no line is free."
+  }),
+  completed_timestamp: Schema.NullOr(EpochMillis).annotate({ description: "When it completed; null otherwise." }),
+  cancelled_timestamp: Schema.NullOr(EpochMillis).annotate({ description: "When it was cancelled; null otherwise." }),
+  created_timestamp: EpochMillis
+}, { description: "Progress of a batch call (svc extension)." }) {}
