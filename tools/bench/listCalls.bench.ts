@@ -1,0 +1,265 @@
+// list-calls at scale (issue 13, performance): CallsApiRepo.list against the same SQL through a bare `pg` client,
+// measured in the same run, on 1,000,000 calls in one org plus 200,000 over 20 other orgs (CallsSeed: batches,
+// agents, statuses, numbers, timestamps, metadata and analysis spread as after real dialling). Goals from the issue:
+//   - first page with a batch_call_id filter and include_total: within 1.5x of the same bare SQL (page + count);
+//   - a cursor page 1,000 within 1.2x of page 1.
+//
+//   npm run bench:listcalls            LISTCALLS_BENCH_SCALE=0.1 for 100,000 + 20,000; LISTCALLS_BENCH_REPS=n
+//
+// Runs on an embedded PostgreSQL in a temporary directory with the settings of the contacts benchmark, removed at
+// the end. Each scenario's two paths alternate (and swap order every repetition), so background load on a shared
+// machine hits both alike; medians over the repetitions. The bare path runs exactly the statements the repository
+// builds (CallsApiRepo.listStatements): unnamed where the repository runs them unprepared (filtered statements),
+// named where it prepares them, the count on a second connection in parallel as the repository does. Prints a
+// Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
+import { ListCallsBody } from "@svc/domain/models/Call.ts"
+import * as CallsApi from "@svc/store/CallsApiRepo.ts"
+import { CursorKeys } from "@svc/store/CursorKeys.ts"
+import * as Database from "@svc/store/Database.ts"
+import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as CallsSeed from "@svc/store/test-support/CallsSeed.ts"
+import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import pg from "pg"
+
+const scale = Number(process.env["LISTCALLS_BENCH_SCALE"] ?? 1)
+const REPS = Number(process.env["LISTCALLS_BENCH_REPS"] ?? 60)
+const BIG = Math.round(1_000_000 * scale)
+const OTHER_ORGS = 20
+const OTHER = Math.round(10_000 * scale)
+const ORG = "org-a"
+const NOW = 1_800_000_000_000
+const LIMIT = 100
+
+const SETTINGS: Record<string, string> = {
+  shared_buffers: "1GB",
+  effective_cache_size: "8GB",
+  work_mem: "64MB",
+  maintenance_work_mem: "1GB",
+  max_wal_size: "16GB",
+  checkpoint_timeout: "30min",
+  random_page_cost: "1.1",
+  jit: "off"
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+const quantile = (values: ReadonlyArray<number>, q: number): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+}
+const median = (values: ReadonlyArray<number>) => quantile(values, 0.5)
+const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2))
+
+const loadAtStart = os.loadavg()
+const scope = Scope.makeUnsafe()
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-listcalls-"))
+fs.chmodSync(dataDir, 0o755)
+const server = await Effect.runPromise(
+  Scope.provide(EmbeddedPostgres.start({ dataDir, database: "bench", settings: SETTINGS }), scope)
+)
+const urlOf = (database: string) => {
+  const parsed = new URL(Redacted.value(server.adminUrl))
+  parsed.pathname = `/${database}`
+  return Redacted.make(parsed.toString())
+}
+
+const main = async () => {
+  // -------------------------------------------------------------------------------------------------------------
+  // 1. The data set, seeded by SQL (migrations run first: every index of the product is there while it loads)
+  // -------------------------------------------------------------------------------------------------------------
+  const others = Array.from({ length: OTHER_ORGS }, (_, k) => `org-${String(k).padStart(2, "0")}`)
+  log(`scale ${scale}: ${BIG} calls in ${ORG} + ${OTHER * OTHER_ORGS} over ${OTHER_ORGS} orgs`)
+  const seedMs = await Effect.runPromise(Effect.scoped(
+    Effect.flatMap(
+      Layer.build(Database.layerFromUrl(urlOf("bench"), { maxConnections: 2 })),
+      (context) =>
+        Effect.provideContext(
+          Effect.gen(function*() {
+            const sql = yield* SqlClient.SqlClient
+            for (const orgId of [ORG, ...others]) {
+              yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, ${orgId}, 0)`
+            }
+            const started = performance.now()
+            // the other orgs first and last, the big org in between: its rows are not at the heap's start
+            yield* CallsSeed.load([
+              ...others.slice(0, 10).map((orgId) => ({ orgId, calls: OTHER })),
+              { orgId: ORG, calls: BIG },
+              ...others.slice(10).map((orgId) => ({ orgId, calls: OTHER }))
+            ], { now: NOW })
+            return performance.now() - started
+          }),
+          context
+        )
+    )
+  ))
+  log(`seeded in ${(seedMs / 1000).toFixed(1)} s`)
+
+  // -------------------------------------------------------------------------------------------------------------
+  // 2. The two paths
+  // -------------------------------------------------------------------------------------------------------------
+  const runtime = ManagedRuntime.make(
+    CallsApi.CallsApiRepo.layer.pipe(
+      Layer.provideMerge(CursorKeys.layer),
+      Layer.provideMerge(Database.layerFromUrl(urlOf("bench"), { migrate: false, maxConnections: 4 }))
+    )
+  )
+  const decode = Schema.decodeUnknownSync(ListCallsBody)
+  const viaRepo = (body: Record<string, unknown>) =>
+    runtime.runPromise(Effect.gen(function*() {
+      const repo = yield* CallsApi.CallsApiRepo
+      return yield* repo.list(ORG, decode(body))
+    }))
+
+  const client = new pg.Client({ connectionString: Redacted.value(urlOf("bench")) })
+  await client.connect()
+  const countClient = new pg.Client({ connectionString: Redacted.value(urlOf("bench")) })
+  await countClient.connect()
+  let statementNames = 0
+  const names = new Map<string, string>()
+  const run = (statement: { text: string; params: Array<unknown> }, custom: boolean, on: pg.Client = client) => {
+    if (custom) return on.query(statement.text, statement.params)
+    let name = names.get(`${on === client}${statement.text}`)
+    if (name === undefined) names.set(`${on === client}${statement.text}`, name = `calls_${++statementNames}`)
+    return on.query({ name, text: statement.text, values: statement.params })
+  }
+  /** The repository's statements for `body` at `after`, run bare: the page, and the count in parallel if asked. */
+  const bare = (body: Record<string, unknown>, after?: { sortValue: number; callId: string }) => {
+    const request = decode(body)
+    const s = CallsApi.listStatements(ORG, request, after)
+    return () =>
+      request.include_total && after === undefined
+        ? Promise.all([run(s.page, s.custom), run(s.count, s.custom, countClient)])
+        : run(s.page, s.custom)
+  }
+
+  interface Scenario {
+    readonly name: string
+    readonly a: () => Promise<unknown>
+    readonly b: () => Promise<unknown>
+    readonly matches: number
+    readonly labels: readonly [string, string]
+  }
+  const scenarios: Array<Scenario> = []
+  const byBatch = (batch: string) => ({ batch_call_id: { type: "string", value: batch } })
+
+  /** The key of page `n` (1-based) of `body`, walking the pages through the repository as a client would. */
+  const keyOfPage = async (body: Record<string, unknown>, n: number) => {
+    let key: string | undefined
+    for (let page = 1; page < n; page++) {
+      key = (await viaRepo({ ...body, ...(key === undefined ? {} : { pagination_key: key }) })).pagination_key
+      if (key === undefined) throw new Error(`${JSON.stringify(body)} has fewer than ${n} pages`)
+    }
+    return key!
+  }
+
+  const count = async (filter: Record<string, unknown>) =>
+    (await viaRepo({ limit: 1, include_total: true, filter_criteria: filter })).total ?? 0
+
+  // (a) first page with a batch filter and include_total, repository against the same bare SQL
+  const big = CallsSeed.bigBatch(ORG)
+  const small = CallsSeed.smallBatch(ORG, 40)
+  for (const [label, batch] of [["the long-running batch", big], ["a batch of ~1,000", small]] as const) {
+    const body = { limit: LIMIT, include_total: true, filter_criteria: byBatch(batch) }
+    scenarios.push({
+      name: `batch_call_id = ${label}, first page + include_total`,
+      a: () => viaRepo(body),
+      b: bare(body),
+      matches: await count(byBatch(batch)),
+      labels: ["CallsApiRepo.list", "bare pg, same SQL"]
+    })
+  }
+
+  // (b) a cursor page 1,000 against page 1, through the repository, unfiltered and within the big batch
+  const DEEP = Math.max(2, Math.min(1000, Math.floor(BIG / LIMIT / 5)))
+  for (
+    const [label, filter, matches] of [
+      ["no filter", undefined, BIG],
+      ["the long-running batch", byBatch(big), await count(byBatch(big))]
+    ] as const
+  ) {
+    const body = { limit: LIMIT, include_total: true, ...(filter === undefined ? {} : { filter_criteria: filter }) }
+    const pages = Math.min(DEEP, Math.floor(matches / LIMIT) - 1)
+    const key = await keyOfPage(body, pages)
+    const page1 = { limit: LIMIT, ...(filter === undefined ? {} : { filter_criteria: filter }) }
+    scenarios.push({
+      name: `${label}: cursor page ${pages.toLocaleString("en-US")} (total carried) vs page 1 (no total)`,
+      a: () => viaRepo({ ...body, pagination_key: key }),
+      b: () => viaRepo(page1),
+      matches,
+      labels: [`repo, page ${pages}`, "repo, page 1"]
+    })
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // 3. Measure
+  // -------------------------------------------------------------------------------------------------------------
+  const time = async (f: () => Promise<unknown>) => {
+    const started = performance.now()
+    await f()
+    return performance.now() - started
+  }
+  const rows: Array<string> = []
+  const ratios = new Map<string, number>()
+  for (const scenario of scenarios) {
+    for (let i = 0; i < 5; i++) {
+      await scenario.a()
+      await scenario.b()
+    }
+    const a: Array<number> = []
+    const b: Array<number> = []
+    for (let i = 0; i < REPS; i++) {
+      if (i % 2 === 0) {
+        a.push(await time(scenario.a))
+        b.push(await time(scenario.b))
+      } else {
+        b.push(await time(scenario.b))
+        a.push(await time(scenario.a))
+      }
+    }
+    const ratio = median(a) / median(b)
+    ratios.set(scenario.name, ratio)
+    const row = `| ${scenario.name} | ${scenario.matches.toLocaleString("en-US")} | ${scenario.labels[0]}: ${
+      fmt(median(a))
+    } / ${fmt(quantile(a, 0.95))} | ${scenario.labels[1]}: ${fmt(median(b))} / ${fmt(quantile(b, 0.95))} | ${
+      ratio.toFixed(2)
+    }x |`
+    rows.push(row)
+    log(row)
+  }
+  await client.end()
+  await countClient.end()
+  await runtime.dispose()
+
+  process.stdout.write(
+    [
+      `list-calls benchmark, scale ${scale}: ${BIG.toLocaleString("en-US")} calls in ${ORG} + ${
+        (OTHER * OTHER_ORGS).toLocaleString("en-US")
+      } over ${OTHER_ORGS} orgs, seeded by SQL in ${
+        (seedMs / 1000).toFixed(1)
+      } s (indexes and VACUUM ANALYZE included); ${os.cpus().length} cores; PostgreSQL embedded with ${
+        Object.entries(SETTINGS).map(([k, v]) => `${k}=${v}`).join(" ")
+      }`,
+      "",
+      `Times in ms, p50 / p95 over ${REPS} alternating repetitions each, one client; ratio = first p50 / second p50. ` +
+      `Load average at start ${loadAtStart.map((n) => n.toFixed(1)).join(" ")}, at end ${
+        os.loadavg().map((n) => n.toFixed(1)).join(" ")
+      } (a shared machine).`,
+      "",
+      "| query (org A, limit 100) | matches | measured | baseline | ratio |",
+      "|---|---|---|---|---|",
+      ...rows,
+      "",
+      `Goals: batch first page + total <= 1.5x of the bare SQL; cursor page ${DEEP} <= 1.2x of page 1.`
+    ].join("\n") + "\n"
+  )
+}
+
+try {
+  await main()
+} finally {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  fs.rmSync(dataDir, { recursive: true, force: true })
+}
