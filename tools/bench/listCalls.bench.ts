@@ -172,7 +172,10 @@ const main = async () => {
     })
   }
 
-  // (b) a cursor page 1,000 against page 1, through the repository, unfiltered and within the big batch
+  // (b) a cursor page 1,000 against page 1, through the repository, unfiltered and within the big batch. In
+  // descending order (the default) page 1 holds the org's calls in flight (the newest 200: no analysis yet, so a
+  // smaller get-call object to build) and page 1,000 finished ones; in ascending order both pages hold finished
+  // calls, which isolates what depth costs.
   const DEEP = Math.max(2, Math.min(1000, Math.floor(BIG / LIMIT / 5)))
   for (
     const [label, filter, matches] of [
@@ -180,17 +183,29 @@ const main = async () => {
       ["the long-running batch", byBatch(big), await count(byBatch(big))]
     ] as const
   ) {
-    const body = { limit: LIMIT, include_total: true, ...(filter === undefined ? {} : { filter_criteria: filter }) }
-    const pages = Math.min(DEEP, Math.floor(matches / LIMIT) - 1)
-    const key = await keyOfPage(body, pages)
-    const page1 = { limit: LIMIT, ...(filter === undefined ? {} : { filter_criteria: filter }) }
-    scenarios.push({
-      name: `${label}: cursor page ${pages.toLocaleString("en-US")} (total carried) vs page 1 (no total)`,
-      a: () => viaRepo({ ...body, pagination_key: key }),
-      b: () => viaRepo(page1),
-      matches,
-      labels: [`repo, page ${pages}`, "repo, page 1"]
-    })
+    for (const sort_order of ["descending", "ascending"] as const) {
+      const base = { limit: LIMIT, sort_order, ...(filter === undefined ? {} : { filter_criteria: filter }) }
+      const pages = Math.min(DEEP, Math.floor(matches / LIMIT) - 1)
+      const key = await keyOfPage({ ...base, include_total: true }, pages)
+      scenarios.push({
+        name: `${label}, ${sort_order}: cursor page ${pages.toLocaleString("en-US")} (total carried) vs page 1`,
+        a: () => viaRepo({ ...base, include_total: true, pagination_key: key }),
+        b: () => viaRepo(base),
+        matches,
+        labels: [`repo, page ${pages}`, "repo, page 1"]
+      })
+      if (filter === undefined && sort_order === "descending") {
+        // the same depth against page 3, the first page past the calls in flight: finished calls on both sides
+        const near = await keyOfPage({ ...base, include_total: true }, 3)
+        scenarios.push({
+          name: `${label}, ${sort_order}: cursor page ${pages.toLocaleString("en-US")} vs cursor page 3`,
+          a: () => viaRepo({ ...base, include_total: true, pagination_key: key }),
+          b: () => viaRepo({ ...base, include_total: true, pagination_key: near }),
+          matches,
+          labels: [`repo, page ${pages}`, "repo, page 3"]
+        })
+      }
+    }
   }
 
   // -------------------------------------------------------------------------------------------------------------
