@@ -44,6 +44,24 @@ const explainText = (text: string, params: ReadonlyArray<unknown>, analyze = fal
       })
     ))
 
+const literal = (value: unknown): string =>
+  typeof value === "number" ? String(value) : `'${String(value).replaceAll("'", "''")}'`
+
+/** The plan a prepared statement settles on after five runs: the generic one (for the statements run prepared). */
+const explainGeneric = (text: string, params: ReadonlyArray<unknown>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
+      yield* sql.unsafe(`PREPARE calls_plan AS ${text}`).unprepared
+      const rows = yield* sql.unsafe<{ "QUERY PLAN": unknown }>(
+        `EXPLAIN (FORMAT JSON) EXECUTE calls_plan(${params.map(literal).join(", ")})`
+      ).unprepared
+      yield* sql.unsafe("DEALLOCATE calls_plan").unprepared
+      const raw = rows[0]!["QUERY PLAN"]
+      const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ Plan: PlanNode }>
+      return nodesOf(plan[0]!.Plan)
+    })).pipe(Effect.orDie))
+
 type After = Parameters<typeof CallsApiRepo.listStatements>[2]
 
 const pagePlan = (body: unknown, after?: After, analyze = false) => {
@@ -111,6 +129,18 @@ layer(TestDatabase.layer, { timeout: 300_000 })("list-calls query plans on 260,0
       assertOrderedWalk(deep, "calls_list")
       assert.match(scansOf(deep, "calls_list")[0]!["Index Cond"] ?? "", /ROW\(sort_timestamp, call_id\) </)
       assert.strictEqual(rowsExamined(deep, "calls_list"), 101)
+      // the unfiltered statements run prepared (decision 0545): their generic plans are the same walks
+      for (const after of [undefined, { sortValue: NOW - 100_000_000, callId: "call_x" }]) {
+        const s = CallsApiRepo.listStatements(BIG, request({ limit: 100 }), after)
+        assert.isFalse(s.custom)
+        assertOrderedWalk(yield* explainGeneric(s.page.text, s.page.params), "calls_list")
+      }
+      const filtered = CallsApiRepo.listStatements(
+        BIG,
+        request({ filter_criteria: { call_status: { type: "enum", value: ["ongoing"] } } }),
+        undefined
+      )
+      assert.isTrue(filtered.custom, "a filtered statement runs unprepared")
     }))
 
   it.effect("batch_call_id: an ordered walk for the page and a cursor page; the count only reads the batch index", () =>
