@@ -12,7 +12,12 @@
 // builds (CallsApiRepo.listStatements): unnamed where the repository runs them unprepared (filtered statements),
 // named where it prepares them, the count on a second connection in parallel as the repository does. Prints a
 // Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
+//
+// Through HTTP (LISTCALLS_BENCH_HTTP=0 to skip): svc's server in its own process (apps/server/src/main.ts) against a
+// minimal node:http server in this process that answers the same request with the same two statements and no auth,
+// validation or pagination key: what PostgreSQL plus Node can do at best (as tools/bench/httpListBaseline.ts).
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
+import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as CallsApi from "@svc/store/CallsApiRepo.ts"
 import { CursorKeys } from "@svc/store/CursorKeys.ts"
 import * as Database from "@svc/store/Database.ts"
@@ -20,7 +25,10 @@ import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
 import * as CallsSeed from "@svc/store/test-support/CallsSeed.ts"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
@@ -65,6 +73,8 @@ const urlOf = (database: string) => {
   parsed.pathname = `/${database}`
   return Redacted.make(parsed.toString())
 }
+
+const children: Array<ChildProcess> = []
 
 const main = async () => {
   // -------------------------------------------------------------------------------------------------------------
@@ -224,6 +234,105 @@ const main = async () => {
     })
   }
 
+  // (d) the batch first page + include_total through HTTP
+  let baseline: http.Server | undefined
+  let pool: pg.Pool | undefined
+  if (process.env["LISTCALLS_BENCH_HTTP"] !== "0") {
+    const apiKey = await Effect.runPromise(Effect.scoped(
+      Effect.flatMap(
+        Layer.build(ApiKeys.layer.pipe(Layer.provideMerge(Database.layerFromUrl(urlOf("bench"), { migrate: false })))),
+        (context) =>
+          Effect.provideContext(
+            Effect.gen(function*() {
+              const keys = yield* ApiKeys
+              return yield* keys.createKey(ORG)
+            }),
+            context
+          )
+      )
+    ))
+    const freePort = () =>
+      new Promise<number>((resolve) => {
+        const probe = net.createServer().listen(0, "127.0.0.1", () => {
+          const port = (probe.address() as net.AddressInfo).port
+          probe.close(() => resolve(port))
+        })
+      })
+    const svcPort = await freePort()
+    const child = spawn(process.execPath, ["apps/server/src/main.ts"], {
+      cwd: path.resolve(import.meta.dirname, "..", ".."),
+      env: {
+        ...process.env,
+        DATABASE_URL: Redacted.value(urlOf("bench")),
+        PORT: String(svcPort),
+        LOG_LEVEL: "Warn",
+        SVC_RATE_LIMIT: "100000000"
+      },
+      stdio: ["ignore", "ignore", "inherit"]
+    })
+    children.push(child)
+    for (let tries = 0;; tries++) {
+      if (child.exitCode !== null || tries > 600) throw new Error(`svc server did not start (${child.exitCode})`)
+      try {
+        await fetch(`http://127.0.0.1:${svcPort}/healthz`)
+        break
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    const bases = pool = new pg.Pool({ connectionString: Redacted.value(urlOf("bench")), max: 4 })
+    baseline = http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (chunk: Buffer) => chunks.push(chunk))
+      req.on("end", () => {
+        const request = decode(JSON.parse(Buffer.concat(chunks).toString("utf8")))
+        const st = CallsApi.listStatements(ORG, request, undefined)
+        Promise.all([bases.query(st.page.text, st.page.params), bases.query(st.count.text, st.count.params)]).then(
+          ([page, counted]) => {
+            const items = page.rows.slice(0, request.limit).map((r: { call: unknown }) => r.call)
+            res.writeHead(200, { "content-type": "application/json" })
+            res.end(JSON.stringify({
+              has_more: page.rows.length > request.limit,
+              items,
+              total: Number(counted.rows[0].total)
+            }))
+          },
+          (error: Error) => {
+            res.writeHead(500)
+            res.end(error.message)
+          }
+        )
+      })
+    })
+    await new Promise<void>((resolve) => baseline!.listen(0, "127.0.0.1", resolve))
+    const basePort = (baseline.address() as net.AddressInfo).port
+    const post = (url: string, body: unknown, auth?: string) => async () => {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(auth === undefined ? {} : { authorization: `Bearer ${auth}` })
+        },
+        body: JSON.stringify(body)
+      })
+      const parsed = await response.json() as { items?: Array<unknown> }
+      if (response.status !== 200 || parsed.items === undefined) {
+        throw new Error(`${url}: ${response.status} ${JSON.stringify(parsed).slice(0, 200)}`)
+      }
+      return parsed
+    }
+    for (const [label, batch] of [["the long-running batch", big], ["a batch of ~1,000", small]] as const) {
+      const body = { limit: LIMIT, include_total: true, filter_criteria: byBatch(batch) }
+      scenarios.push({
+        name: `HTTP: batch_call_id = ${label}, first page + include_total`,
+        a: post(`http://127.0.0.1:${svcPort}/v3/list-calls`, body, apiKey),
+        b: post(`http://127.0.0.1:${basePort}/`, body),
+        matches: await count(byBatch(batch)),
+        labels: ["svc POST /v3/list-calls", "node:http + pg, same SQL"]
+      })
+    }
+  }
+
   // -------------------------------------------------------------------------------------------------------------
   // 3. Measure
   // -------------------------------------------------------------------------------------------------------------
@@ -264,6 +373,8 @@ const main = async () => {
   await client.end()
   await countClient.end()
   await runtime.dispose()
+  baseline?.close()
+  await pool?.end()
 
   process.stdout.write(
     [
@@ -292,6 +403,8 @@ const main = async () => {
 try {
   await main()
 } finally {
+  for (const child of children) child.kill("SIGTERM")
+  await new Promise((resolve) => setTimeout(resolve, 500))
   await Effect.runPromise(Scope.close(scope, Exit.void))
   fs.rmSync(dataDir, { recursive: true, force: true })
 }
