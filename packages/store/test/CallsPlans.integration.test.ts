@@ -164,7 +164,7 @@ layer(TestDatabase.layer, { timeout: 300_000 })("list-calls query plans on 260,0
         const count = yield* countPlan(body, true)
         const scans = scansOf(count, "calls_batch")
         assert.strictEqual(scans.length, 1, describePlan(count))
-        // migration 0016: org_id is in the index, so the org-scoped count needs no heap row (the seed vacuumed)
+        // migration 0016: org_id is carried in the index, so the org-scoped count needs no heap row (the seed vacuumed)
         assert.strictEqual(scans[0]!["Node Type"], "Index Only Scan", describePlan(count))
         assert.strictEqual(scans[0]!["Heap Fetches"], 0, describePlan(count))
         assertNoSeqScanOrSort(count)
