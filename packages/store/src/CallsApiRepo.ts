@@ -112,46 +112,6 @@ const onKey = (column: string, f: KeyedFilter, p: Params): string => {
 const bool = (expr: string, f: { readonly value: boolean }, p: Params) =>
   `(${expr} = to_jsonb(${p.add(f.value)}::boolean))`
 
-/**
- * The bounds a `start_timestamp` condition puts on `sort_timestamp`, the second column of every list index: a call
- * with a start has `sort_timestamp = start_timestamp` (migration 0012) and a call without one matches no
- * `start_timestamp` condition, so the bounds drop no match. They turn a walk of the org's whole list into a range
- * scan of the matching stretch (decision 0511; CallsPlans.integration.test.ts). Integral bounds only, and only
- * when they are safe integers (a far-out value keeps just the exact condition, never an int8 overflow).
- */
-const sortBounds = (f: Condition, p: Params): Array<string> => {
-  let lower: number | undefined
-  let upper: number | undefined
-  if (f.type === "range") {
-    const [lo, hi] = f.value as [number, number]
-    lower = Math.ceil(lo)
-    upper = Math.floor(hi)
-  } else if (f.type === "number") {
-    const v = f.value as number
-    switch (f.op) {
-      case "gt":
-        lower = Math.floor(v) + 1
-        break
-      case "ge":
-        lower = Math.ceil(v)
-        break
-      case "lt":
-        upper = Math.ceil(v) - 1
-        break
-      case "le":
-        upper = Math.floor(v)
-        break
-      case "eq":
-        if (Number.isInteger(v)) lower = upper = v
-        break
-    }
-  }
-  const out: Array<string> = []
-  if (lower !== undefined && Number.isSafeInteger(lower)) out.push(`c.sort_timestamp >= ${p.add(lower)}::int8`)
-  if (upper !== undefined && Number.isSafeInteger(upper)) out.push(`c.sort_timestamp <= ${p.add(upper)}::int8`)
-  return out
-}
-
 /** The WHERE conditions of `filter_criteria`, beside `c.org_id = $1`. */
 export const conditions = (criteria: CallFilterCriteria | undefined, p: Params): Array<string> => {
   const where: Array<string> = []
@@ -178,10 +138,9 @@ export const conditions = (criteria: CallFilterCriteria | undefined, p: Params):
   if (c.user_sentiment) where.push(onText(`(c.analysis ->> 'user_sentiment')`, c.user_sentiment, p))
   if (c.from_number) where.push(onText("c.from_number", c.from_number, p))
   if (c.to_number) where.push(onText("c.to_number", c.to_number, p))
-  if (c.start_timestamp) {
-    where.push(onNumber("c.start_timestamp", c.start_timestamp, p))
-    where.push(...sortBounds(c.start_timestamp, p))
-  }
+  // No bound on sort_timestamp is derived from a start_timestamp condition: migration 0015 (main) fixes a dialled
+  // call's sort_timestamp at its registration, before its start, so the two no longer coincide (decision 0545).
+  if (c.start_timestamp) where.push(onNumber("c.start_timestamp", c.start_timestamp, p))
   if (c.end_timestamp) where.push(onNumber("c.end_timestamp", c.end_timestamp, p))
   if (c.duration_ms) where.push(onNumber("c.duration_ms", c.duration_ms, p))
   for (const f of c.metadata ?? []) where.push(onKey("c.metadata", f, p))
