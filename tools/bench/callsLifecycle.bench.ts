@@ -11,6 +11,7 @@
 //   no-triggers   without the webhook outbox's statement triggers on calls
 //   no-list       without the list indexes (calls_list, calls_batch, calls_to_number, calls_agent, calls_in_flight)
 //   no-in-flight  without calls_in_flight
+//   ff40, ff100   calls with another fillfactor (migration 0015 sets 30)
 //   unregistered  the claim inserts no call row (as before issue 13): the record inserts it (its fallback path)
 // Prints µs per task of each statement (medians of the rounds) and of PostgreSQL's execution as
 // pg_stat_statements sees it, and the share of HOT updates of calls.
@@ -45,6 +46,8 @@ const variants: Record<string, ReadonlyArray<string>> = {
     "DROP INDEX IF EXISTS calls_in_flight"
   ],
   "no-in-flight": ["DROP INDEX IF EXISTS calls_in_flight"],
+  ff40: ["ALTER TABLE calls SET (fillfactor = 40)"],
+  ff100: ["ALTER TABLE calls SET (fillfactor = 100)"],
   unregistered: []
 }
 const names = chosen ?? Object.keys(variants)

@@ -104,6 +104,8 @@ layer(Layers, { timeout: 120_000 })("scheduler statements under a generic plan",
       assert.deepStrictEqual(result, { finished: 500, batchCallIds: [ids[1]!] })
       assert.strictEqual(seq.batch_call_tasks, 0)
       assert.isAbove(index.batch_call_tasks, 0)
+      // the registered rows (none here: every call takes the fallback insert) are probed by call id
+      assert.strictEqual(seq.calls, 0)
       const [recorded] = yield* sql<{ calls: number; completed: number }>`
         SELECT (SELECT count(*)::int4 FROM calls WHERE batch_call_id = ${ids[1]!}) AS calls,
           (SELECT count(*)::int4 FROM batch_call_tasks WHERE batch_call_id = ${ids[1]!} AND state = 'completed')
