@@ -19,12 +19,13 @@
  *   registered them: decision 0540).
  * - `calls_in_flight` (partial on `call_status IN ('registered', 'ongoing')`) is dropped: its predicate changes at
  *   every finish. list-calls by an in-flight status walks the org's list index (decision 0511).
- * - `fillfactor = 30`: the claim inserts a chunk's rows together and the recorder finishes them together, so a
- *   page must hold each of its rows twice (registered and finished versions, the old one pruned later). With 30%
- *   filled at the claim, a finished row up to about twice its registered size stays on its page (a summary of
- *   about 250 characters; CallsLifecycle.integration.test.ts measures 400: 35 of 40 HOT, 800: 20 of 40). A larger
- *   one is an ordinary update (its index entries written, as before this migration). The price is space: a table
- *   of small finished rows takes up to about three times the pages (decision 0540).
+ * - `fillfactor = 40`: the claim inserts a chunk's rows together and the recorder finishes them together, so a
+ *   page must hold each of its rows twice (registered and finished versions, the old one pruned later). With 40%
+ *   filled at the claim, a finished row up to about one and a half times its registered size stays on its page
+ *   (CallsLifecycle.integration.test.ts: a 50-character call summary, 40 of 40 HOT; 100, 37; 250, 28; 400, 24). A
+ *   larger one is an ordinary update (its index entries written, as before this migration). 30 kept a 250-character
+ *   summary HOT but measured slower in the dispatch bench (a bigger table: more buffer writes) and takes more
+ *   space (decision 0540, docs/benchmarks.md).
  * - The cancel trigger of migration 0014 ends a never-placed call without renumbering it either.
  */
 import { Effect } from "effect"
@@ -39,7 +40,7 @@ export default Effect.gen(function*() {
   yield* sql`
     ALTER TABLE calls ALTER COLUMN sort_timestamp
       SET EXPRESSION AS (coalesce(registered_timestamp, start_timestamp, recorded_timestamp))`
-  yield* sql`ALTER TABLE calls SET (fillfactor = 30)`
+  yield* sql`ALTER TABLE calls SET (fillfactor = 40)`
 
   // The claim: as migration 0012 (read its notes and 0010's), plus the call's registered_timestamp.
   yield* sql.unsafe(`
