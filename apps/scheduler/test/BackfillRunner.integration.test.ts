@@ -133,6 +133,64 @@ describe("BackfillRunner", () => {
       assert.deepStrictEqual(yield* customFieldsOf(orgId, seeded.cat), { score: 2 })
     })))
 
+  it.live("a call in flight holds a run's range back; the next sync counts it once it has ended, never twice", () =>
+    layers(Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const sql = yield* SqlClient.SqlClient
+      const orgId = yield* seedOrg()
+      const [ann, bob, cat] = [freshNumber(), freshNumber(), freshNumber()]
+      for (const n of [ann, bob, cat]) yield* addContact(orgId, n)
+      const attributes = decodeRequest({ backfill_attributes: ["score"] })
+      yield* insertCall(orgId, { toNumber: ann, startTimestamp: T0, analysis: { score: 1 } })
+      // a call the claim registered and the dialer has not finished: its call_seq (registration order) never
+      // changes when it ends (migration 0015), so no range may pass it while it is in flight
+      const ringing = `call_ringing_${orgId}`
+      yield* sql`
+        INSERT INTO calls (org_id, call_id, from_number, to_number, call_status, recorded_timestamp,
+          registered_timestamp)
+        VALUES (${orgId}, ${ringing}, '+14155550100', ${bob}, 'registered', ${T0}, ${T0})`
+      yield* insertCall(orgId, { toNumber: cat, startTimestamp: T0, analysis: { score: 3 } })
+
+      const backfill = yield* BackfillRepo
+      yield* backfill.start(orgId, attributes, "manual")
+      const runner = yield* BackfillRunner.make(SchedulerConfig.defaults())
+      yield* runner.runNext
+      // only the call before the one in flight: the one after it waits for the next run with it
+      const manual = yield* backfill.status(orgId)
+      assert.deepStrictEqual([manual.status, manual.succeeded, manual.failed], ["idle", 1, 0])
+      assert.deepStrictEqual(yield* customFieldsOf(orgId, ann), { score: 1 })
+      assert.deepStrictEqual(yield* customFieldsOf(orgId, cat), {})
+
+      // a sync while it still rings covers nothing past it
+      const tick = T0 + 3_600_000
+      yield* TestClock.setTime(tick)
+      yield* BackfillCron.runTick(SchedulerConfig.defaults(), tick)
+      yield* runner.runNext
+      assert.deepStrictEqual((yield* backfill.status(orgId)).succeeded, 0)
+
+      // it ends (as recordFinished ends it: same row, same call_seq); the next sync counts it and the call after it
+      yield* sql`
+        UPDATE calls SET call_status = 'ended', outcome = 'answered', disconnection_reason = 'user_hangup',
+          start_timestamp = ${T0 + 1_000}, end_timestamp = ${T0 + 61_000}, duration_ms = 60000,
+          analysis = '{"score": 2}'::jsonb
+        WHERE org_id = ${orgId} AND call_id = ${ringing}`
+      const tick2 = tick + 3_600_000
+      yield* TestClock.setTime(tick2)
+      yield* BackfillCron.runTick(SchedulerConfig.defaults(), tick2)
+      yield* runner.runNext
+      const synced = yield* backfill.status(orgId)
+      assert.deepStrictEqual([synced.status, synced.succeeded, synced.failed], ["idle", 2, 0])
+      assert.deepStrictEqual(yield* customFieldsOf(orgId, bob), { score: 2 })
+      assert.deepStrictEqual(yield* customFieldsOf(orgId, cat), { score: 3 })
+
+      // and no later sync counts any of them again
+      const tick3 = tick2 + 3_600_000
+      yield* TestClock.setTime(tick3)
+      yield* BackfillCron.runTick(SchedulerConfig.defaults(), tick3)
+      yield* runner.runNext
+      assert.deepStrictEqual((yield* backfill.status(orgId)).succeeded, 0)
+    })))
+
   it.live("a cron tick queues idle jobs once across workers, and the sync covers only calls since the last run", () =>
     layers(Effect.gen(function*() {
       yield* TestClock.setTime(T0)

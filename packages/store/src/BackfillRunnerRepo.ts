@@ -10,8 +10,9 @@
  *
  * Invariants:
  * - The calls a run covers are fixed when it starts: `call_seq` in (`calls_seq_low`, `calls_seq_high`]. A manual
- *   run covers every call so far (up to the first one not yet applied to its contact); a cron sync only the calls
- *   recorded since the previous run's end.
+ *   run covers every call so far (up to the first one not yet applied to its contact or still in flight); a cron
+ *   sync only the calls since the previous run's end. `call_seq` is the order calls were registered (the claim) and
+ *   never changes (migration 0015), so a range never reaches past a call in flight: every call in it is final.
  * - Calls are processed in `call_seq` order, in chunks; each chunk's contact updates, counters and resume point
  *   (`cursor_call_seq`) commit in one transaction that also checks the worker still holds the job. A worker that
  *   dies mid-run loses at most an uncommitted chunk; the next holder resumes after the last committed one, so no
@@ -94,11 +95,19 @@ export class BackfillRunnerRepo extends Context.Service<BackfillRunnerRepo, {
               THEN CASE WHEN j.triggered_by = 'cron' THEN coalesce(j.calls_seq_high, 0) ELSE 0 END
               ELSE j.cursor_call_seq END,
             -- ... and ends before the first call not yet applied to its contact (CallsRepo's feed), so each call's
-            -- contact exists by the time the run reaches it; later calls belong to the next run
+            -- contact exists by the time the run reaches it, and before the first call still in flight after the
+            -- run's start: a call keeps the call_seq of its registration when it finishes (migration 0015), so
+            -- every call of a range must be final when the range is fixed, or no later run would count it. Later
+            -- calls belong to the next run. The in-flight search walks the org's calls from the run's start in
+            -- primary key order, as the run itself will, and stops at the first
             calls_seq_high = CASE WHEN j.status = 'queued'
               THEN LEAST(
                 (SELECT coalesce(max(c.call_seq), 0) FROM calls c WHERE c.org_id = j.org_id),
-                (SELECT min(f.call_seq) - 1 FROM contact_feed f WHERE f.org_id = j.org_id))
+                (SELECT min(f.call_seq) - 1 FROM contact_feed f WHERE f.org_id = j.org_id),
+                (SELECT min(c.call_seq) - 1 FROM calls c
+                  WHERE c.org_id = j.org_id
+                    AND c.call_seq > CASE WHEN j.triggered_by = 'cron' THEN coalesce(j.calls_seq_high, 0) ELSE 0 END
+                    AND c.call_status IN ('registered', 'ongoing')))
               ELSE j.calls_seq_high END
           WHERE j.org_id = (
             SELECT org_id FROM backfill_jobs
@@ -168,7 +177,9 @@ export class BackfillRunnerRepo extends Context.Service<BackfillRunnerRepo, {
               WITH chunk AS (
                 SELECT c.call_seq, c.to_number, c.analysis FROM calls c
                 WHERE c.org_id = ${job.orgId} AND c.call_seq > ${cursor} AND c.call_seq <= ${high}
-                  -- a call in flight has no analysis yet; it gets a later call_seq when it finishes (migration 0012)
+                  -- the range ends before the first call in flight (claimNext), and an org's claims draw call_seq
+                  -- under its lock, so they commit in call_seq order: no call registered later is in the range.
+                  -- Kept as a guard: a call in flight has no analysis yet
                   AND c.call_status NOT IN ('registered', 'ongoing')
                   AND ${matches(job.filter)}
                 ORDER BY c.call_seq

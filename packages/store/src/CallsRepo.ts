@@ -187,10 +187,9 @@ export class CallsRepo extends Context.Service<CallsRepo, {
                 end_timestamp, duration_ms, agent_id, agent_version, contactable, analysis)
             ), done AS (
               -- the results of the tasks this statement finishes. The call keeps the id svc gave it at the claim
-              -- (migration 0012; a task claimed before that has the carrier's), and takes a new place in the calls
-              -- table here (call_seq: the order calls finished, which the feed and the backfill ranges rely on):
-              -- the statements below read this CTE alone. Joined back to r by task id, they were at the planner's
-              -- mercy (a nested loop over two CTE scans is quadratic in the chunk: 25 ms for 500 calls)
+              -- (migration 0012; a task claimed before that has the carrier's). The statements below read this CTE
+              -- alone: joined back to r by task id, they were at the planner's mercy (a nested loop over two CTE
+              -- scans is quadratic in the chunk: 25 ms for 500 calls)
               UPDATE batch_call_tasks t
               SET state = r.state, state_reason = r.reason, call_id = coalesce(t.call_id, r.call_id),
                 lease_owner = NULL, lease_expires_at = NULL
@@ -205,35 +204,48 @@ export class CallsRepo extends Context.Service<CallsRepo, {
                 -- the vendor's statuses (decision 0510): a conversation took place -> ended; busy, no answer, or a
                 -- dial the carrier refused (no outcome) -> not_connected; a placed call that failed -> error
                 CASE r.outcome WHEN 'answered' THEN 'ended' WHEN 'failed' THEN 'error' ELSE 'not_connected'
-                END AS call_status,
-                CASE WHEN t.call_id IS NOT NULL THEN nextval('calls_call_seq_seq'::regclass) END AS call_seq
+                END AS call_status
             ), updated AS (
-              -- the row the claim registered (by the unique (org_id, call_id) index, once per finished call)
-              UPDATE calls c SET call_seq = d.call_seq, call_status = d.call_status, outcome = d.outcome,
+              -- the row the claim registered (by the unique (org_id, call_id) index, once per finished call). No
+              -- indexed column changes (call_seq, sort_timestamp and the rest were fixed at the claim), so this is a
+              -- HOT update: no index entry is written (migration 0015, decision 0540). RETURNING reads the feed's
+              -- columns from both sides, so the feed needs no join
+              UPDATE calls c SET call_status = d.call_status, outcome = d.outcome,
                 disconnection_reason = coalesce(d.disconnection_reason, 'dial_failed'),
                 start_timestamp = d.start_timestamp, end_timestamp = d.end_timestamp, duration_ms = d.duration_ms,
                 analysis = d.analysis, agent_id = d.agent_id, agent_version = d.agent_version
               FROM done d
               WHERE c.org_id = d.org_id AND c.call_id = d.call_id AND c.call_status IN ('registered', 'ongoing')
-              RETURNING c.call_id
+              RETURNING c.call_id, c.call_seq, c.org_id, c.to_number, c.start_timestamp, d.outcome, d.contactable
+            ), missing AS (
+              -- a call with no registered row (a task claimed before migration 0012 and not for the first time),
+              -- with the call_seq it is inserted under. NOT IN is a hashed subplan (one pass over each side): NOT
+              -- EXISTS was planned as a nested loop over the two CTE scans, quadratic in the chunk (32 of a
+              -- 500-call record's 60 ms; docs/benchmarks.md). No NULLs on either side (calls.call_id is NOT NULL)
+              SELECT d.*, nextval('calls_call_seq_seq'::regclass) AS call_seq
+              FROM done d
+              WHERE d.call_id IS NOT NULL AND d.call_id NOT IN (SELECT u.call_id FROM updated u)
             ), inserted AS (
-              -- a call with no registered row (a task claimed before migration 0012 and not for the first time)
               INSERT INTO calls (call_seq, org_id, call_id, task_id, batch_call_id, from_number, to_number, agent_id,
                 agent_version, call_status, outcome, disconnection_reason, start_timestamp, end_timestamp,
                 duration_ms, analysis, metadata, dynamic_variables, custom_sip_headers, recorded_timestamp)
-              SELECT d.call_seq, d.org_id, d.call_id, d.task_id, d.batch_call_id, d.from_number, d.to_number,
-                d.agent_id, d.agent_version, d.call_status, d.outcome, coalesce(d.disconnection_reason, 'dial_failed'),
-                d.start_timestamp, d.end_timestamp, d.duration_ms, d.analysis, d.metadata, d.dynamic_variables,
-                d.custom_sip_headers, ${now}
-              FROM done d
-              WHERE d.call_seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM updated u WHERE u.call_id = d.call_id)
+              SELECT m.call_seq, m.org_id, m.call_id, m.task_id, m.batch_call_id, m.from_number, m.to_number,
+                m.agent_id, m.agent_version, m.call_status, m.outcome, coalesce(m.disconnection_reason, 'dial_failed'),
+                m.start_timestamp, m.end_timestamp, m.duration_ms, m.analysis, m.metadata, m.dynamic_variables,
+                m.custom_sip_headers, ${now}
+              FROM missing m
               ON CONFLICT (org_id, call_id) DO NOTHING
             ), queued AS (
-              -- only calls that were placed reach the contact (a refused dial is no conversation)
+              -- only calls that were placed reach the contact (a refused dial is no conversation), under the
+              -- call's call_seq; no join (see done)
               INSERT INTO contact_feed (call_seq, org_id, to_number, start_timestamp)
-              SELECT d.call_seq, d.org_id, d.to_number, d.start_timestamp
-              FROM done d
-              WHERE d.call_seq IS NOT NULL AND d.outcome IS NOT NULL AND d.contactable
+              SELECT u.call_seq, u.org_id, u.to_number, u.start_timestamp
+              FROM updated u
+              WHERE u.outcome IS NOT NULL AND u.contactable
+              UNION ALL
+              SELECT m.call_seq, m.org_id, m.to_number, m.start_timestamp
+              FROM missing m
+              WHERE m.outcome IS NOT NULL AND m.contactable
             )
             SELECT batch_call_id, count(*)::int4 AS n FROM done GROUP BY batch_call_id`
           let finished = 0

@@ -90,6 +90,13 @@ layer(Layers, { timeout: 120_000 })("scheduler statements under a generic plan",
         UPDATE batch_call_tasks SET state = 'dialling', lease_owner = 'w', lease_expires_at = ${NOW + 30_000}
         WHERE batch_call_id = ${ids[1]!} AND task_index < 500
         RETURNING task_id::text AS task_id, to_number`
+      // a calls table of some size, so that scanning it would cost more than probing it: 30,000 finished calls
+      yield* sql`
+        INSERT INTO calls (org_id, call_id, from_number, to_number, call_status, outcome, disconnection_reason,
+          start_timestamp, end_timestamp, duration_ms, recorded_timestamp)
+        SELECT ${orgId}, 'call_old_' || s, '+14155550100', '+1313' || lpad(s::text, 7, '0'), 'ended', 'answered',
+          'user_hangup', ${NOW} - s, ${NOW} - s + 1000, 1000, ${NOW}
+        FROM generate_series(1, 30000) s`
       yield* analyze
       const finished = inFlight.map((t) =>
         finishedFromCall({
@@ -104,6 +111,8 @@ layer(Layers, { timeout: 120_000 })("scheduler statements under a generic plan",
       assert.deepStrictEqual(result, { finished: 500, batchCallIds: [ids[1]!] })
       assert.strictEqual(seq.batch_call_tasks, 0)
       assert.isAbove(index.batch_call_tasks, 0)
+      // the registered rows (none here: every call takes the fallback insert) are probed by call id
+      assert.strictEqual(seq.calls, 0)
       const [recorded] = yield* sql<{ calls: number; completed: number }>`
         SELECT (SELECT count(*)::int4 FROM calls WHERE batch_call_id = ${ids[1]!}) AS calls,
           (SELECT count(*)::int4 FROM batch_call_tasks WHERE batch_call_id = ${ids[1]!} AND state = 'completed')
