@@ -184,16 +184,28 @@ layer(TestDatabase.layer, { timeout: 300_000 })("list-calls query plans on 260,0
       assert.isFalse(ids.some((n) => n["Node Type"] === "Seq Scan"), describePlan(ids))
     }))
 
-  // No partial index for the in-flight statuses since decision 0540 (its predicate changed at every finish, so no
-  // finish could be a HOT update): the page is the ordered walk of calls_list with the status as a condition, and an
-  // exact count of them reads the org's calls (decision 0511 says what that costs).
-  it.effect("call_status in flight: the ordered walk of calls_list for the page, no sort", () =>
+  it.effect("call_status in flight: walks calls_list from the top, where the calls in flight are", () =>
     Effect.gen(function*() {
+      // calls_in_flight was dropped by migration 0015 (its predicate changed at every finish, decision 0540). The
+      // org's 200 newest calls are its calls in flight (100 registered, then 100 ongoing): a page of 50 is found
+      // at the top of the list...
       for (const value of [["registered"], ["registered", "ongoing"], ["ongoing"]]) {
-        const body = { limit: 100, filter_criteria: { call_status: { type: "enum", value } } }
-        const page = yield* pagePlan(body)
+        const body = { limit: 50, filter_criteria: { call_status: { type: "enum", value } } }
+        const page = yield* pagePlan(body, undefined, true)
         assertOrderedWalk(page, "calls_list")
+        assert.isAtMost(rowsExamined(page, "calls_list"), 210, describePlan(page))
       }
+      // ... but a page larger than the calls in flight reads the org's whole list to learn there is no more: the
+      // cost decision 0511 records for dropping the index
+      const all = yield* pagePlan(
+        { limit: 1000, filter_criteria: { call_status: { type: "enum", value: ["ongoing"] } } },
+        undefined,
+        true
+      )
+      const scan = all.find((n) => n["Relation Name"] === "calls")!
+      const examined = ((scan["Actual Rows"] ?? 0) + (scan["Rows Removed by Filter"] ?? 0)) *
+        (scan["Actual Loops"] ?? 1)
+      assert.isAtLeast(examined, 190_000, describePlan(all))
     }))
 
   it.effect("a start_timestamp condition counts exactly, at fractional and far-out values", () =>
