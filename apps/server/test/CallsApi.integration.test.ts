@@ -194,6 +194,19 @@ describe("calls over raw HTTP", () => {
     const ringing = await server.request("DELETE", `/v2/delete-call/call_${a.orgId}_ringing`, { key: a.key })
     assert.strictEqual(ringing.status, 400)
     assert.match((ringing.json as { message: string }).message, /in progress/)
+    // spec deprecation schedule row 8: update-call is for ended calls only (since 2026-08-31), with or without a body
+    for (const body of [{ metadata: { late: true } }, {}]) {
+      const live = await server.request("PATCH", `/v2/update-call/call_${a.orgId}_ringing`, { key: a.key, body })
+      assert.strictEqual(live.status, 400, JSON.stringify(body))
+      assert.match((live.json as { message: string }).message, /in progress.*ended calls only.*update-live-call/s)
+    }
+    assert.notProperty((await sdk(a.key).call.retrieve(`call_${a.orgId}_ringing`)).metadata ?? {}, "late")
+    const dynamic = await server.request("PATCH", `/v2/update-call/call_${a.orgId}_7`, {
+      key: a.key,
+      body: { override_dynamic_variables: { name: "x" } }
+    })
+    assert.strictEqual(dynamic.status, 400)
+    assert.match((dynamic.json as { message: string }).message, /override_dynamic_variables.*2026-08-31/s)
     const empty = await server.request("POST", "/v3/list-calls", { key: a.key, raw: "" })
     assert.strictEqual(empty.status, 200)
   })

@@ -222,12 +222,15 @@ const badKey = new CallsPaginationKeyInvalid({
 export class CallsApiRepo extends Context.Service<CallsApiRepo, {
   readonly get: (orgId: string, callId: string) => Effect.Effect<Record<string, unknown>, CallNotFound>
   readonly list: (orgId: string, request: ListCallsRequest) => Effect.Effect<CallsPage, CallsPaginationKeyInvalid>
-  /** Replaces the call's metadata (when given); returns the call. */
+  /**
+   * Replaces the call's metadata (when given); returns the call. A call still registered or ongoing is refused:
+   * since 2026-08-31 update-call is for ended calls only (spec deprecation schedule, row 8).
+   */
   readonly update: (
     orgId: string,
     callId: string,
     body: { readonly metadata?: unknown }
-  ) => Effect.Effect<Record<string, unknown>, CallNotFound>
+  ) => Effect.Effect<Record<string, unknown>, CallNotFound | CallInFlight>
   /** Deletes a finished call; a call still registered or ongoing is refused (its dial would write it back). */
   readonly remove: (orgId: string, callId: string) => Effect.Effect<void, CallNotFound | CallInFlight>
   /** The calls to `phoneNumber`, newest first, as contact conversation items, keyset-paged. */
@@ -304,20 +307,33 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
         }
       })
 
+      // one statement: the status check and the write see the same row version, so a call that ends meanwhile is
+      // either still in progress here (refused) or ended (updated), never updated while in progress
       const update = (orgId: string, callId: string, body: { readonly metadata?: unknown }) =>
-        (body.metadata === undefined
-          ? sql<{ call: Record<string, unknown> }>`
-            SELECT call_json(c) AS call FROM calls c WHERE c.org_id = ${orgId} AND c.call_id = ${callId}`
-          : sql<{ call: Record<string, unknown> }>`
-            UPDATE calls c SET metadata = ${JSON.stringify(body.metadata)}::jsonb
-            WHERE c.org_id = ${orgId} AND c.call_id = ${callId}
-            RETURNING call_json(c) AS call`).pipe(
-            Effect.orDie,
-            Effect.flatMap((rows) =>
-              rows[0] === undefined ? Effect.fail(new CallNotFound({ call_id: callId })) : Effect.succeed(rows[0].call)
-            ),
-            Effect.withSpan("CallsApiRepo.update")
+        sql<{ call: Record<string, unknown> | null; status: string }>`
+          WITH found AS (
+            SELECT call_status FROM calls WHERE org_id = ${orgId} AND call_id = ${callId}
+          ), updated AS (
+            ${
+          body.metadata === undefined
+            ? sql`SELECT call_json(c) AS call FROM calls c WHERE c.org_id = ${orgId} AND c.call_id = ${callId}
+                AND c.call_status NOT IN ('registered', 'ongoing')`
+            : sql`UPDATE calls c SET metadata = ${JSON.stringify(body.metadata)}::jsonb
+                WHERE c.org_id = ${orgId} AND c.call_id = ${callId} AND c.call_status NOT IN ('registered', 'ongoing')
+                RETURNING call_json(c) AS call`
+        }
           )
+          SELECT (SELECT call FROM updated) AS call, call_status AS status FROM found`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows): Effect.Effect<Record<string, unknown>, CallNotFound | CallInFlight> =>
+            rows[0] === undefined
+              ? Effect.fail(new CallNotFound({ call_id: callId }))
+              : rows[0].call === null
+              ? Effect.fail(new CallInFlight({ call_id: callId }))
+              : Effect.succeed(rows[0].call)
+          ),
+          Effect.withSpan("CallsApiRepo.update")
+        )
 
       const remove = (orgId: string, callId: string) =>
         sql<{ deleted: boolean; status: string }>`

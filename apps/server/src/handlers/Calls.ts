@@ -56,7 +56,18 @@ export const layer = HttpApiBuilder.group(
           Effect.flatMap(CurrentOrg, ({ orgId }) =>
             repo.update(orgId, params.call_id, payload).pipe(
               Effect.map(asCall),
-              Effect.catchTag("CallNotFound", () => Effect.fail(missing(params.call_id)))
+              Effect.catchTags({
+                CallNotFound: () => Effect.fail(missing(params.call_id)),
+                // spec deprecation schedule row 8: update-call became ended-calls-only on 2026-08-31
+                CallInFlight: () =>
+                  Effect.fail(
+                    badRequest(
+                      `call_id ${params.call_id} is in progress (registered or ongoing): update-call is for ended ` +
+                        "calls only since 2026-08-31; use PATCH /v2/update-live-call/{call_id} for ongoing calls " +
+                        "(not served by svc), or update this call after it has ended"
+                    )
+                  )
+              })
             ))
       )
       .handle(

@@ -149,7 +149,12 @@ export const UpdateCallBody = Schema.Struct({
     )
   )),
   data_storage_setting: refused("svc stores no transcripts or recordings, so there is nothing to restrict"),
-  custom_attributes: refused("svc defines no custom attributes")
+  custom_attributes: refused("svc defines no custom attributes"),
+  // spec deprecation schedule row 8: deprecated on 2026-08-31 with update-call becoming ended-calls-only
+  override_dynamic_variables: refused(
+    "deprecated on 2026-08-31 (update-call is for ended calls only; " +
+      "use PATCH /v2/update-live-call/{call_id} for ongoing calls)"
+  )
 }).annotate({ identifier: "UpdateCallBody" })
 /** @category models */
 export type UpdateCallBody = typeof UpdateCallBody.Type
