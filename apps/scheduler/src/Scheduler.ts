@@ -25,6 +25,7 @@ import * as SchedulerConfig from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
 import * as SimulatedDialer from "./SimulatedDialer.ts"
 import * as WebhookConfig from "./webhooks/WebhookConfig.ts"
+import * as WebhookHousekeeping from "./webhooks/WebhookHousekeeping.ts"
 import * as WebhookMetrics from "./webhooks/WebhookMetrics.ts"
 import * as WebhookWorker from "./webhooks/WebhookWorker.ts"
 
@@ -53,6 +54,8 @@ export const layerWith = (
       // webhook delivery (issue 13): the outbox's events, signed, to their targets
       yield* Effect.forkScoped(WebhookWorker.loop(webhooks, settings.workerId))
       yield* Effect.forkScoped(WebhookMetrics.sampleQueue(5_000))
+      // finished events and superseded secrets pruned after the retention (decision 0524)
+      yield* Effect.forkScoped(WebhookHousekeeping.loop(webhooks))
       if (Option.isNone(settings.backfillCron)) return
       const runner = yield* BackfillRunner
       yield* Effect.forkScoped(BackfillCron.loop(settings, settings.backfillCron.value, runner.wake))

@@ -155,6 +155,15 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
     limit: number
   ) => Effect.Effect<ReadonlyArray<Delivery>>
   readonly stats: Effect.Effect<QueueStats>
+  /**
+   * Deletes up to `limit` finished events enqueued and finished more than `retentionMs` before `now`, and every
+   * org's signing secrets older than its current one at `now` (they sign nothing any more); returns how many went.
+   */
+  readonly prune: (
+    now: number,
+    retentionMs: number,
+    limit: number
+  ) => Effect.Effect<{ readonly events: number; readonly secrets: number }>
 }>()("@svc/store/WebhooksRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<WebhooksRepo, never, SqlClient.SqlClient> = Layer.effect(
@@ -368,7 +377,46 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
         Effect.orDie
       )
 
-      return WebhooksRepo.of({ setOrgWebhook, setAgentWebhook, createSecret, claim, complete, deliveries, stats })
+      const prune = (now: number, retentionMs: number, limit: number) =>
+        Effect.gen(function*() {
+          const cutoff = now - retentionMs
+          // SKIP LOCKED: a worker delivering (or another worker pruning) holds its rows; they wait for the next round
+          const events = yield* sql<{ n: number }>`
+            WITH doomed AS (
+              SELECT event_seq FROM webhook_events
+              WHERE enqueued_at < to_timestamp(${cutoff}::float8 / 1000) AND state <> 'pending'
+                AND finished_at < ${cutoff}
+              LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED
+            ), deleted AS (
+              DELETE FROM webhook_events e USING doomed d WHERE e.event_seq = d.event_seq RETURNING 1
+            )
+            SELECT count(*)::int AS n FROM deleted`
+          // the secret signing x-svc-signature is each org's newest active one (WebhooksRepo.claim); older ones are
+          // past their grace period. Secrets not yet active (the next one) stay.
+          const secrets = yield* sql<{ n: number }>`
+            WITH current AS (
+              SELECT DISTINCT ON (org_id) org_id, active_from, secret_id FROM webhook_secrets
+              WHERE active_from <= ${now} ORDER BY org_id, active_from DESC, secret_id DESC
+            ), deleted AS (
+              DELETE FROM webhook_secrets s USING current c
+              WHERE s.org_id = c.org_id AND (s.active_from, s.secret_id) < (c.active_from, c.secret_id)
+              RETURNING 1
+            )
+            SELECT count(*)::int AS n FROM deleted`
+          return { events: events[0]?.n ?? 0, secrets: secrets[0]?.n ?? 0 }
+        }).pipe(Effect.orDie, Effect.withSpan("WebhooksRepo.prune"))
+
+      return WebhooksRepo.of({
+        setOrgWebhook,
+        setAgentWebhook,
+        createSecret,
+        claim,
+        complete,
+        deliveries,
+        stats,
+        prune
+      })
     })
   )
 }

@@ -25,6 +25,10 @@ export interface WebhookSettings {
   readonly idleMs: number
   /** Added to an attempt's timeout for its lease: after that, another worker may take the event. */
   readonly leaseMarginMs: number
+  /** Finished events are kept this long for `webhook-deliveries`, then pruned (`SVC_WEBHOOK_RETENTION_DAYS`). */
+  readonly retentionMs: number
+  /** Pause between housekeeping rounds (pruning); a round deletes in chunks until nothing is left. */
+  readonly pruneEveryMs: number
 }
 
 /** @category constructors */
@@ -37,6 +41,8 @@ export const defaults = (overrides: Partial<WebhookSettings> = {}): WebhookSetti
   giveUpMs: 24 * 3_600_000,
   idleMs: 200,
   leaseMarginMs: 5_000,
+  retentionMs: 7 * 86_400_000,
+  pruneEveryMs: 600_000,
   ...overrides
 })
 
@@ -50,12 +56,25 @@ export const load: Effect.Effect<WebhookSettings, Config.ConfigError | InvalidWe
     const c = yield* Config.all({
       allowPrivate: Config.withDefault(Config.Boolean("SVC_WEBHOOK_ALLOW_PRIVATE"), false),
       concurrency: Config.withDefault(Config.Int("SVC_WEBHOOK_CONCURRENCY"), 256),
-      perOrg: Config.withDefault(Config.Int("SVC_WEBHOOK_PER_ORG"), 64)
+      perOrg: Config.withDefault(Config.Int("SVC_WEBHOOK_PER_ORG"), 64),
+      retentionDays: Config.withDefault(Config.Number("SVC_WEBHOOK_RETENTION_DAYS"), 7)
     })
     if (c.concurrency < 1) {
       return yield* new InvalidWebhookConfig({ message: `SVC_WEBHOOK_CONCURRENCY must be at least 1` })
     }
     if (c.perOrg < 1) return yield* new InvalidWebhookConfig({ message: `SVC_WEBHOOK_PER_ORG must be at least 1` })
-    return defaults(c)
+    // at least the 24 h an event may be retried for: a shorter retention would delete what webhook-deliveries is
+    // needed for (why did the receiver not get it?) before the last attempt of a sibling event of the same call
+    if (!(c.retentionDays >= 1) || !Number.isFinite(c.retentionDays)) {
+      return yield* new InvalidWebhookConfig({
+        message: `SVC_WEBHOOK_RETENTION_DAYS must be a number of days, at least 1 (got ${c.retentionDays})`
+      })
+    }
+    return defaults({
+      allowPrivate: c.allowPrivate,
+      concurrency: c.concurrency,
+      perOrg: c.perOrg,
+      retentionMs: Math.round(c.retentionDays * 86_400_000)
+    })
   }
 )

@@ -63,4 +63,8 @@ export const sampleQueue = (everyMs: number) =>
     const stats = yield* repo.stats
     yield* Metric.update(queueDepth, stats.pending)
     yield* Metric.update(queueAge, stats.oldestAgeSeconds)
-  }).pipe(Effect.repeat(Schedule.spaced(everyMs)), Effect.ignore)
+  }).pipe(
+    // a failed sample (the database away: `stats` dies) is skipped, not the end of sampling
+    Effect.catchCause(() => Effect.void),
+    Effect.repeat(Schedule.spaced(everyMs))
+  )

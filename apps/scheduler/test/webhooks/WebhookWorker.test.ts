@@ -86,4 +86,15 @@ describe("WebhookConfig.load", () => {
       const worse = yield* Effect.flip(load({ SVC_WEBHOOK_CONCURRENCY: "0" }))
       assert.match(String((worse as { message?: string }).message), /SVC_WEBHOOK_CONCURRENCY/)
     }))
+
+  it.effect("SVC_WEBHOOK_RETENTION_DAYS: 7 by default, fractions allowed, under a day or not a number refused", () =>
+    Effect.gen(function*() {
+      assert.strictEqual((yield* load({})).retentionMs, 7 * 86_400_000)
+      assert.strictEqual((yield* load({ SVC_WEBHOOK_RETENTION_DAYS: "1.5" })).retentionMs, 1.5 * 86_400_000)
+      for (const value of ["0.5", "0", "-3", "Infinity"]) {
+        const bad = yield* Effect.flip(load({ SVC_WEBHOOK_RETENTION_DAYS: value }))
+        assert.match(String((bad as { message?: string }).message), /SVC_WEBHOOK_RETENTION_DAYS .*at least 1/, value)
+      }
+      assert.isDefined(yield* Effect.flip(load({ SVC_WEBHOOK_RETENTION_DAYS: "week" })))
+    }))
 })
