@@ -23,7 +23,7 @@ const repoWith = (calls: Array<{ now: number; retentionMs: number; limit: number
     WebhooksRepo,
     WebhooksRepo.of(
       {
-        prune: (now, retentionMs, limit) =>
+        prune: (now: number, retentionMs: number, limit: number) =>
           Effect.sync(() => {
             calls.push({ now, retentionMs, limit })
             const next = script.shift()
