@@ -21,6 +21,7 @@ import * as BatchTests from "./handlers/BatchTests.ts"
 import * as Calls from "./handlers/Calls.ts"
 import * as Contacts from "./handlers/Contacts.ts"
 import * as Health from "./Health.ts"
+import * as Admission from "./http/Admission.ts"
 import * as Authorization from "./http/Authorization.ts"
 import { BodyBudget } from "./http/BodyBudget.ts"
 import * as BodyLimits from "./http/BodyLimits.ts"
@@ -60,5 +61,6 @@ export const routes = Layer.mergeAll(
   Observability.layer,
   ErrorResponses.layer,
   DeprecationHeaders.layer,
-  BodyLimits.layer
+  BodyLimits.layer,
+  Admission.layer
 ).pipe(Layer.provide(Repositories), Layer.provide(BodyBudget.layer))
