@@ -59,8 +59,10 @@ export const routes = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: "/docs" }),
   Health.layer,
   Observability.layer,
+  // before the body is read or an error shaped: a refused request costs as little as it can (the first global
+  // middleware added is the outermost; Observability still counts the 503s)
+  Admission.layer,
   ErrorResponses.layer,
   DeprecationHeaders.layer,
-  BodyLimits.layer,
-  Admission.layer
+  BodyLimits.layer
 ).pipe(Layer.provide(Repositories), Layer.provide(BodyBudget.layer))
