@@ -229,25 +229,33 @@ const profiled = async <A, E>(effect: Effect.Effect<A, E, Services | Scope.Scope
   }
 }
 
-/** The floor: claim up to 1,000 pending tasks with SKIP LOCKED and mark them done, until none is left. */
+/**
+ * The floor: claim pending tasks with SKIP LOCKED and mark them done, until none is left, on as many connections at
+ * once as the dispatcher's pool has (issue 17, "the bare loop given the same connections and SKIP LOCKED as the
+ * dispatcher"): BARE_LOOPS loops, each claiming its share of the concurrency limit per round trip.
+ */
+const BARE_LOOPS = argument("bare-loops", 8)
 const viaBareLoop = (batchCallId: string) =>
   run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const started = performance.now()
-    for (;;) {
-      const claimed = yield* sql<{ task_id: string }>`
-        UPDATE batch_call_tasks t SET state = 'dialling', lease_owner = 'bare', lease_expires_at = ${
-        Date.now() + 30_000
+    const loop = Effect.gen(function*() {
+      for (;;) {
+        const claimed = yield* sql<{ task_id: string }>`
+          UPDATE batch_call_tasks t SET state = 'dialling', lease_owner = 'bare', lease_expires_at = ${
+          Date.now() + 30_000
+        }
+          WHERE t.task_id = ANY(ARRAY(
+            SELECT task_id FROM batch_call_tasks WHERE batch_call_id = ${batchCallId} AND state = 'pending'
+            ORDER BY task_index LIMIT ${Math.ceil(CONCURRENCY / BARE_LOOPS)} FOR UPDATE SKIP LOCKED))
+          RETURNING t.task_id::text AS task_id`
+        if (claimed.length === 0) return
+        yield* sql`
+          UPDATE batch_call_tasks SET state = 'completed', lease_owner = NULL, lease_expires_at = NULL
+          WHERE task_id = ANY(${claimed.map((r) => r.task_id)}::text[]::int8[])`
       }
-        WHERE t.task_id = ANY(ARRAY(
-          SELECT task_id FROM batch_call_tasks WHERE batch_call_id = ${batchCallId} AND state = 'pending'
-          ORDER BY task_index LIMIT ${CONCURRENCY} FOR UPDATE SKIP LOCKED))
-        RETURNING t.task_id::text AS task_id`
-      if (claimed.length === 0) break
-      yield* sql`
-        UPDATE batch_call_tasks SET state = 'completed', lease_owner = NULL, lease_expires_at = NULL
-        WHERE task_id = ANY(${claimed.map((r) => r.task_id)}::text[]::int8[])`
-    }
+    })
+    yield* Effect.all(Array.from({ length: BARE_LOOPS }, () => loop), { concurrency: "unbounded" })
     return performance.now() - started
   }))
 
