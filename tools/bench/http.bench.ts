@@ -3,6 +3,7 @@
 // their own processes against the same embedded PostgreSQL; autocannon drives them in turn.
 //
 //   npm run bench:http     (BENCH_CONTACTS=1000000 BENCH_OTHER=1000000 BENCH_SECONDS=10 by default)
+//   BENCH_PROFILE=dir: the svc server runs with --cpu-prof into dir (summarise with tools/bench/cpuProfileSummary.ts)
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as ContactSeed from "@svc/store/ContactSeed.ts"
 import * as Database from "@svc/store/Database.ts"
@@ -91,7 +92,10 @@ try {
   const svcPort = await freePort()
   const basePort = await freePort()
   children.push(
-    await startProcess(["apps/server/src/main.ts"], {
+    await startProcess([
+      ...(process.env["BENCH_PROFILE"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_PROFILE"]}`] : []),
+      "apps/server/src/main.ts"
+    ], {
       DATABASE_URL: url,
       PORT: String(svcPort),
       LOG_LEVEL: "Warn",
