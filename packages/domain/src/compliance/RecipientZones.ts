@@ -61,18 +61,29 @@ const nanpSets = parseSets(Nanp.zoneSets)
 const worldSets = parseSets(World.zoneSets)
 
 // E.164 digit prefixes are numbers without leading zeros, so their numeric value identifies them uniquely.
-const byPrefix = new Map<number, ZoneSet>()
-let longestPrefix = 1
-const load = (table: string, sets: ReadonlyArray<ZoneSet>) => {
+// NANP prefixes are indexed by area code (one array read for most numbers); an area code with exchange-level rows
+// also gets a map of its longer prefixes. Other countries' prefixes sit in one map, probed only at lengths it holds.
+const nanpArea: Array<ZoneSet | undefined> = Array.from({ length: 1000 }, () => undefined)
+const nanpDetail: Array<Map<number, ZoneSet> | undefined> = Array.from({ length: 1000 }, () => undefined)
+const worldPrefix = new Map<number, ZoneSet>()
+let worldLengths = 0
+let longestWorldPrefix = 1
+const entries = (table: string, sets: ReadonlyArray<ZoneSet>, f: (prefix: string, set: ZoneSet) => void) => {
   for (const entry of table.split(/\s+/u)) {
     const eq = entry.indexOf("=")
-    if (eq < 0) continue
-    byPrefix.set(Number(entry.slice(0, eq)), sets[Number(entry.slice(eq + 1))]!)
-    longestPrefix = Math.max(longestPrefix, eq)
+    if (eq > 0) f(entry.slice(0, eq), sets[Number(entry.slice(eq + 1))]!)
   }
 }
-load(Nanp.prefixes, nanpSets)
-load(World.prefixes, worldSets)
+entries(Nanp.prefixes, nanpSets, (prefix, set) => {
+  const area = Number(prefix.slice(1, 4))
+  if (prefix.length === 4) nanpArea[area] = set
+  else (nanpDetail[area] ??= new Map()).set(Number(prefix), set)
+})
+entries(World.prefixes, worldSets, (prefix, set) => {
+  worldPrefix.set(Number(prefix), set)
+  worldLengths |= 1 << prefix.length
+  longestWorldPrefix = Math.max(longestWorldPrefix, prefix.length)
+})
 
 const usZones = nanpSets[Nanp.usZoneSet]!
 const caZones = nanpSets[Nanp.caZoneSet]!
@@ -93,13 +104,13 @@ for (const entry of Nanp.areaCodes.split(/\s+/u)) {
 const stateZones = new Map<string, ZoneSet>()
 {
   const collect = new Map<string, Set<string>>()
-  for (const [prefix, zones] of byPrefix) {
-    const digits = String(prefix)
-    if (digits[0] !== "1" || digits.length < 4) continue
-    for (const state of areaStates[Number(digits.slice(1, 4))]!) {
+  for (let area = 0; area < 1000; area++) {
+    const atArea = nanpArea[area]
+    const sets: Array<ZoneSet> = [...(atArea === undefined ? [] : [atArea]), ...(nanpDetail[area]?.values() ?? [])]
+    for (const state of areaStates[area]!) {
       let set = collect.get(state)
       if (set === undefined) collect.set(state, set = new Set())
-      for (const zone of zones) set.add(zone)
+      for (const zones of sets) for (const zone of zones) set.add(zone)
     }
   }
   for (const [state, zones] of collect) stateZones.set(state, Object.freeze([...zones].sort()))
@@ -119,15 +130,53 @@ const maxCombined = 8192
 const prefixValues = new Float64Array(16)
 let lastSource: ZoneSource = "unknown"
 
+const lookupNanp = (e164: string, length: number): ZoneSet => {
+  let area = 0
+  let value = 1
+  let digits = 1
+  for (let i = 2; i < length && digits < 7; i++) {
+    const c = e164.charCodeAt(i) - 48
+    if (c < 0 || c > 9) {
+      lastSource = "unknown"
+      return empty
+    }
+    value = value * 10 + c
+    prefixValues[++digits] = value
+    if (digits === 4) area = value - 1000
+  }
+  if (digits < 4) {
+    lastSource = "nanp_country"
+    return usCaZones
+  }
+  const detail = nanpDetail[area]
+  if (detail !== undefined) {
+    for (let n = digits; n >= 5; n--) {
+      const found = detail.get(prefixValues[n]!)
+      if (found !== undefined) {
+        lastSource = "prefix"
+        return found
+      }
+    }
+  }
+  const found = nanpArea[area]
+  if (found !== undefined) {
+    lastSource = "prefix"
+    return found
+  }
+  lastSource = "nanp_country"
+  return areaFallback[area]!
+}
+
 const lookup = (e164: string): ZoneSet => {
   const length = e164.length
   if (length < 2 || e164.charCodeAt(0) !== 43) {
     lastSource = "unknown"
     return empty
   }
+  if (e164.charCodeAt(1) === 49) return lookupNanp(e164, length)
   let value = 0
   let digits = 0
-  for (let i = 1; i < length && digits < longestPrefix; i++) {
+  for (let i = 1; i < length && digits < longestWorldPrefix; i++) {
     const c = e164.charCodeAt(i) - 48
     if (c < 0 || c > 9) {
       lastSource = "unknown"
@@ -137,15 +186,12 @@ const lookup = (e164: string): ZoneSet => {
     prefixValues[++digits] = value
   }
   for (let n = digits; n >= 1; n--) {
-    const found = byPrefix.get(prefixValues[n]!)
+    if ((worldLengths & (1 << n)) === 0) continue
+    const found = worldPrefix.get(prefixValues[n]!)
     if (found !== undefined) {
       lastSource = "prefix"
       return found
     }
-  }
-  if (prefixValues[1] === 1) {
-    lastSource = "nanp_country"
-    return digits >= 4 ? areaFallback[prefixValues[4]! - 1000]! : usCaZones
   }
   lastSource = "unknown"
   return empty
