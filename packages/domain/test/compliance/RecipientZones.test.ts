@@ -1,4 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Arbitrary, Schema } from "effect"
+import { isIanaTimeZone } from "../../src/CallWindow.ts"
+import * as World from "../../src/compliance/generated/CountryPrefixes.ts"
+import * as Nanp from "../../src/compliance/generated/NanpPrefixes.ts"
 import { areaCodeStates, fallbackZones, resolve, zonesFor, zonesOfState } from "../../src/compliance/RecipientZones.ts"
 
 describe("RecipientZones", () => {
@@ -125,4 +129,49 @@ describe("RecipientZones", () => {
       assert.strictEqual(zonesOfState("ZZ"), undefined)
     })
   })
+})
+
+// An oracle that reads the generated tables naively: every prefix compared as a string, the longest one wins.
+const tableOf = (prefixes: string, zoneSets: string): Array<readonly [string, ReadonlyArray<string>]> => {
+  const sets = zoneSets.split("\n").map((line) => line.split("&"))
+  return prefixes.split(/\s+/u).filter((e) => e.includes("=")).map((entry) => {
+    const [prefix = "", index = ""] = entry.split("=")
+    return [prefix, sets[Number(index)]!] as const
+  })
+}
+const allPrefixes = [...tableOf(Nanp.prefixes, Nanp.zoneSets), ...tableOf(World.prefixes, World.zoneSets)]
+const naiveZones = (e164: string): ReadonlyArray<string> | undefined => {
+  let best: readonly [string, ReadonlyArray<string>] | undefined
+  for (const row of allPrefixes) {
+    if (e164.startsWith(`+${row[0]}`) && (best === undefined || row[0].length > best[0].length)) best = row
+  }
+  return best?.[1]
+}
+
+describe("RecipientZones against the tables", () => {
+  it("knows every zone of the data in this runtime's time zone database", () => {
+    const zones = new Set([...Nanp.zoneSets.split(/[\n&]/u), ...World.zoneSets.split(/[\n&]/u)])
+    for (const zone of zones) assert.isTrue(isIanaTimeZone(zone), zone)
+  })
+
+  it.prop(
+    "resolves like a naive longest-prefix search over the generated tables",
+    {
+      prefix: Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: allPrefixes.length - 1 }))),
+      tail: Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 99_999_999 }))),
+      cut: Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3 })))
+    },
+    ({ cut, prefix, tail }) => {
+      // Start from a known prefix, sometimes cut short so shorter and unknown prefixes are drawn as well.
+      const known = allPrefixes[prefix]![0]
+      const digits = (known.slice(0, Math.max(1, known.length - cut)) + String(tail)).slice(0, 15)
+      const number = `+${digits}`
+      const expected = naiveZones(number)
+      const got = zonesFor(number)
+      if (expected !== undefined) assert.deepStrictEqual(got, [...expected].sort(), number)
+      else if (digits.startsWith("1")) assert.include(Object.values(fallbackZones), got, number)
+      else assert.deepStrictEqual(got, [], number)
+    },
+    { arbitrary: { runs: 2000 } }
+  )
 })
