@@ -89,6 +89,9 @@ const usZones = nanpSets[Nanp.usZoneSet]!
 const caZones = nanpSets[Nanp.caZoneSet]!
 const usCaZones = nanpSets[Nanp.usCaZoneSet]!
 
+// NANP countries whose zones make up "all US zones" (calling-rules.md: territories included).
+const usCountries = new Set(["US", "PR", "VI", "GU", "MP", "AS"])
+
 // Area code (0..999) → its NANP country's fallback set, and the states / provinces the geocoding data names for it.
 const areaFallback: Array<ZoneSet> = Array.from({ length: 1000 }, () => usCaZones)
 const areaStates: Array<ReadonlyArray<string>> = Array.from({ length: 1000 }, () => empty)
@@ -96,7 +99,7 @@ for (const entry of Nanp.areaCodes.split(/\s+/u)) {
   const [area = "", rest = ""] = entry.split("=")
   const [country = "?", states] = rest.split(":")
   const code = Number(area)
-  areaFallback[code] = country === "CA" ? caZones : country === "?" ? usCaZones : usZones
+  areaFallback[code] = country === "CA" ? caZones : usCountries.has(country) ? usZones : usCaZones
   if (states !== undefined) areaStates[code] = Object.freeze(states.split(","))
 }
 
