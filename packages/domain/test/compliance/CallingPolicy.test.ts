@@ -1,0 +1,134 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Exit, Result, Schema } from "effect"
+import {
+  applyOverride,
+  CallingPolicy,
+  defaultPolicy,
+  isStricterOrEqual,
+  JurisdictionRule,
+  loosenings,
+  PolicyOverride,
+  rulesFor
+} from "../../src/compliance/CallingPolicy.ts"
+
+const row = (jurisdiction: string) => defaultPolicy.states.find((r) => r.jurisdiction === jurisdiction)!
+const federal = defaultPolicy.federal
+const fl = row("FL")
+
+describe("CallingPolicy", () => {
+  it("holds the rows of calling-rules.md and decodes as its own schema", () => {
+    assert.isTrue(Exit.isSuccess(Schema.decodeUnknownExit(CallingPolicy)(defaultPolicy)))
+    assert.deepStrictEqual(federal.hours, [{ days: federal.hours[0]!.days, start: 480, end: 1260 }])
+    assert.deepStrictEqual(
+      defaultPolicy.states.filter((r) => r.attemptsPer24h === 3).map((r) => r.jurisdiction),
+      ["FL", "OK", "MD"]
+    )
+    assert.deepStrictEqual(
+      defaultPolicy.states.filter((r) => r.noHolidays).map((r) => r.jurisdiction),
+      ["AL", "LA", "PA"]
+    )
+    assert.strictEqual(row("CT").hours[0]!.end, 1200) // the stricter of 9-20 and 9-21
+    assert.deepStrictEqual(row("TX").hours.map((h) => [h.days.length, h.start]), [[6, 540], [1, 720]])
+    // Every state row is at least as strict as the federal one.
+    for (const state of defaultPolicy.states) assert.isTrue(isStricterOrEqual(state, federal), state.jurisdiction)
+  })
+
+  it("rejects malformed rows, naming the field and the rule", () => {
+    const bad = { ...fl, jurisdiction: "Florida", hours: [{ days: [], start: 600, end: 600 }] }
+    const exit = Schema.decodeUnknownExit(JurisdictionRule, { errors: "all" })(bad)
+    assert.isTrue(Exit.isFailure(exit))
+    const text = String(exit)
+    assert.include(text, "must be US or a two-letter state code")
+    assert.include(text, "must list at least one day")
+    // The cross-field rule runs once the fields themselves are valid.
+    const inverted = Schema.decodeUnknownExit(JurisdictionRule)({
+      ...fl,
+      hours: [{ days: ["Monday"], start: 600, end: 600 }]
+    })
+    assert.include(String(inverted), "must be greater than start (got start=600, end=600)")
+    assert.isTrue(Exit.isFailure(Schema.decodeUnknownExit(JurisdictionRule)({ ...fl, hours: [] })))
+    assert.isTrue(Exit.isFailure(Schema.decodeUnknownExit(JurisdictionRule)({ ...fl, attemptsPer24h: 0 })))
+  })
+
+  it("resolves a task's rules from its area-code and address states, without duplicates", () => {
+    assert.deepStrictEqual(rulesFor(defaultPolicy, []), [federal])
+    assert.deepStrictEqual(rulesFor(defaultPolicy, ["FL", "fl", " FL "]), [federal, fl])
+    assert.deepStrictEqual(rulesFor(defaultPolicy, ["NY", "TX"]), [federal, row("TX")])
+  })
+
+  describe("stricter-or-equal", () => {
+    it("accepts equal and narrower hours, fewer attempts, more closed days", () => {
+      assert.isTrue(isStricterOrEqual(fl, fl))
+      assert.isTrue(isStricterOrEqual({ ...fl, hours: [{ days: ["Monday"], start: 600, end: 900 }] }, fl))
+      assert.isTrue(isStricterOrEqual({ ...fl, attemptsPer24h: 2, noHolidays: true }, fl))
+    })
+
+    it("names every way a row is looser", () => {
+      assert.deepStrictEqual(
+        loosenings({ ...fl, hours: [{ days: ["Sunday"], start: 420, end: 1230 }], attemptsPer24h: 4 }, fl),
+        [
+          "allows Sunday 07:00-08:00, which FL forbids",
+          "allows Sunday 20:00-20:30, which FL forbids",
+          "allows 4 attempts per 24 h, FL at most 3"
+        ]
+      )
+      const { attemptsPer24h: _, ...uncapped } = fl
+      assert.deepStrictEqual(loosenings(uncapped, fl), ["allows unlimited attempts per 24 h, FL at most 3"])
+      assert.deepStrictEqual(loosenings({ ...row("AL"), noHolidays: false }, row("AL")), [
+        "allows legal holidays, which AL forbids"
+      ])
+    })
+  })
+
+  describe("applyOverride", () => {
+    it("accepts a stricter override and replaces the row", () => {
+      const stricter = { ...fl, hours: [{ ...fl.hours[0]!, start: 540 }], attemptsPer24h: 2 }
+      const result = applyOverride(defaultPolicy, { rules: [stricter] })
+      assert.isTrue(Result.isSuccess(result))
+      if (Result.isSuccess(result)) {
+        assert.strictEqual(result.success.states.find((r) => r.jurisdiction === "FL"), stricter)
+        assert.strictEqual(result.success.states.length, defaultPolicy.states.length)
+      }
+    })
+
+    it("rejects a looser override without the admin flag, naming the rows", () => {
+      const looser = { ...federal, hours: [{ ...federal.hours[0]!, end: 1320 }] }
+      const result = applyOverride(defaultPolicy, { rules: [looser, { ...fl, attemptsPer24h: 5 }] })
+      assert.isTrue(Result.isFailure(result))
+      if (Result.isFailure(result)) {
+        assert.strictEqual(result.failure._tag, "LooserThanPolicy")
+        assert.deepStrictEqual(result.failure.problems, [
+          "override US allows Monday 21:00-22:00, which US forbids",
+          "override US allows Tuesday 21:00-22:00, which US forbids",
+          "override US allows Wednesday 21:00-22:00, which US forbids",
+          "override US allows Thursday 21:00-22:00, which US forbids",
+          "override US allows Friday 21:00-22:00, which US forbids",
+          "override US allows Saturday 21:00-22:00, which US forbids",
+          "override US allows Sunday 21:00-22:00, which US forbids",
+          "override FL allows 5 attempts per 24 h, FL at most 3"
+        ])
+        assert.include(result.failure.message, "no admin approval (allowLooser)")
+      }
+    })
+
+    it("accepts a looser override with an audited admin approval", () => {
+      const override = Schema.decodeUnknownSync(PolicyOverride)({
+        rules: [{ ...fl, attemptsPer24h: 5 }],
+        allowLooser: { approvedBy: "admin@example.com", reason: "consent on file for every contact" }
+      })
+      const result = applyOverride(defaultPolicy, override)
+      assert.isTrue(Result.isSuccess(result))
+      assert.isTrue(Exit.isFailure(Schema.decodeUnknownExit(PolicyOverride)({ rules: [], allowLooser: {} })))
+    })
+
+    it("compares a row for a new state with the federal rule and adds it", () => {
+      const ny = { ...federal, jurisdiction: "NY", hours: [{ ...federal.hours[0]!, start: 540 }] }
+      const result = applyOverride(defaultPolicy, { rules: [ny] })
+      assert.isTrue(Result.isSuccess(result))
+      if (Result.isSuccess(result)) assert.deepStrictEqual(rulesFor(result.success, ["NY"]), [federal, ny])
+      assert.isTrue(
+        Result.isFailure(applyOverride(defaultPolicy, { rules: [{ ...ny, hours: [{ ...ny.hours[0]!, start: 420 }] }] }))
+      )
+    })
+  })
+})
