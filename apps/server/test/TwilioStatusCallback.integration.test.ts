@@ -8,10 +8,11 @@ import { publicBaseUrl, statusCallbackUrl } from "@svc/domain/carrier/TwilioStat
 import * as Database from "@svc/store/Database.ts"
 import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
 import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
-import { ConfigProvider, Context, Effect, Exit, Layer, Option, Result, Scope } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Layer, Logger, Option, Result, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import twilio from "twilio"
@@ -391,59 +392,138 @@ describe("POST /carrier/twilio/status", () => {
   })
 })
 
-describe("POST /carrier/twilio/status while the database is down", () => {
-  it("answers 503 with Retry-After, so Twilio tries again", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-twilio-"))
-    fs.chmodSync(dataDir, 0o755)
-    const scope = Scope.makeUnsafe()
+describe("POST /carrier/twilio/status on a real socket", () => {
+  it("checks the signature over the path and query exactly as received (characters a URL parser would re-escape)", async () => {
+    const listening = await TestServer.listen({ TWILIO_AUTH_TOKEN: TOKEN, SVC_PUBLIC_URL: BASE })
     try {
-      const postgres = await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))
-      // the pool belongs to the handler (closed by dispose), the server to `scope`: stopping the server leaves a pool
-      // that cannot connect, as in production
-      const config = ConfigProvider.layer(
-        ConfigProvider.fromEnv({ env: { TWILIO_AUTH_TOKEN: TOKEN, SVC_PUBLIC_URL: BASE } })
-      )
-      const { handler, dispose } = HttpRouter.toWebHandler(
-        Http.routes.pipe(
-          Layer.provide(Database.layerFromUrl(postgres.url, { maxConnections: 2 })),
-          Layer.provide(HttpServer.layerServices),
-          Layer.provide(config)
-        ),
-        { disableLogger: true, routerConfig: Http.routerConfig }
-      )
-      try {
-        const post = async (key: string) => {
-          const params = event(newSid(), "completed")
-          const response = await handler(
-            new Request(`http://svc.test${pathOf(key)}`, {
-              method: "POST",
-              headers: {
-                "content-type": FORM,
-                "x-twilio-signature": twilio.getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), params)
-              },
-              body: new URLSearchParams(params).toString()
-            }),
-            Context.empty() as Context.Context<never>
+      // encodeURIComponent leaves ' ( ) ! * as they are; a WHATWG URL parser escapes ' in a query
+      const key = "task-'quoted'(1)!*"
+      await listening.run(
+        Effect.gen(function*() {
+          const calls = yield* TwilioCallsRepo
+          yield* calls.reserve(
+            { idempotencyKey: key, callId: "call-raw", accountSid: ACCOUNT, fromNumber: "+1", toNumber: "+2" },
+            T0
           )
-          const text = await response.text()
-          return {
-            status: response.status,
-            retryAfter: response.headers.get("retry-after"),
-            body: text === "" ? undefined : JSON.parse(text) as unknown
-          }
-        }
-        assert.strictEqual((await post("up")).status, 204, "unknown key while the database answers")
-        await Effect.runPromise(Scope.close(scope, Exit.void)) // the database stops
-        const down = await post("down")
-        assert.strictEqual(down.status, 503)
-        assert.strictEqual(down.retryAfter, "2")
-        assert.match((down.body as { message: string }).message, /^database unavailable/)
-      } finally {
-        await dispose()
-      }
+        }).pipe(Effect.provide(TwilioCallsRepo.layer))
+      )
+      const post = (params: Record<string, string>, signature: string) =>
+        new Promise<number>((resolve, reject) => {
+          const body = new URLSearchParams(params).toString()
+          const request = http.request({
+            host: "127.0.0.1",
+            port: listening.port,
+            method: "POST",
+            path: pathOf(key),
+            headers: {
+              "content-type": FORM,
+              "content-length": Buffer.byteLength(body),
+              "x-twilio-signature": signature
+            }
+          }, (response) => {
+            response.resume()
+            response.on("end", () => resolve(response.statusCode ?? 0))
+          })
+          request.on("error", reject)
+          request.end(body)
+        })
+      assert.ok(pathOf(key).includes("'"), "the path is sent raw")
+      const params = event(newSid(), "no-answer")
+      assert.strictEqual(
+        await post(params, twilio.getExpectedTwilioSignature(TOKEN, `${BASE}${pathOf(key)}?x`, params)),
+        403
+      )
+      assert.strictEqual(await post(params, twilio.getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), params)), 204)
+      const stored = await listening.run(
+        Effect.gen(function*() {
+          return yield* (yield* TwilioCallsRepo).find(key)
+        }).pipe(Effect.provide(TwilioCallsRepo.layer))
+      )
+      assert.strictEqual(Option.getOrUndefined(stored)?.status, "no-answer")
     } finally {
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-      fs.rmSync(dataDir, { recursive: true, force: true })
+      await listening.close()
     }
-  }, 90_000)
+  })
+})
+
+describe("POST /carrier/twilio/status with its own database", () => {
+  it(
+    "logs an unknown key once; while the database is down answers 503 with Retry-After, so Twilio tries again",
+    async () => {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-twilio-"))
+      fs.chmodSync(dataDir, 0o755)
+      const scope = Scope.makeUnsafe()
+      try {
+        const postgres = await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))
+        const logs: Array<{ level: string; message: string }> = []
+        const logger = Logger.layer([
+          Logger.make(({ logLevel, message }) => {
+            logs.push({
+              level: logLevel,
+              message: Array.isArray(message) ? message.map(String).join(" ") : String(message)
+            })
+          })
+        ])
+        // the pool belongs to the handler (closed by dispose), the server to `scope`: stopping the server leaves a pool
+        // that cannot connect, as in production
+        const config = ConfigProvider.layer(
+          ConfigProvider.fromEnv({ env: { TWILIO_AUTH_TOKEN: TOKEN, SVC_PUBLIC_URL: BASE } })
+        )
+        const { handler, dispose } = HttpRouter.toWebHandler(
+          Http.routes.pipe(
+            Layer.provide(Database.layerFromUrl(postgres.url, { maxConnections: 2 })),
+            Layer.provide(HttpServer.layerServices),
+            Layer.provide(config),
+            // merged, not only provided: request fibers run in the context the routes' layer outputs
+            Layer.provideMerge(logger)
+          ),
+          { disableLogger: true, routerConfig: Http.routerConfig }
+        )
+        try {
+          const post = async (key: string) => {
+            const params = event(newSid(), "completed")
+            const response = await handler(
+              new Request(`http://svc.test${pathOf(key)}`, {
+                method: "POST",
+                headers: {
+                  "content-type": FORM,
+                  "x-twilio-signature": twilio.getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), params)
+                },
+                body: new URLSearchParams(params).toString()
+              }),
+              Context.empty() as Context.Context<never>
+            )
+            const text = await response.text()
+            return {
+              status: response.status,
+              retryAfter: response.headers.get("retry-after"),
+              body: text === "" ? undefined : JSON.parse(text) as unknown
+            }
+          }
+          for (const key of ["up", "up", "up", "other"]) {
+            assert.strictEqual((await post(key)).status, 204, "unknown key while the database answers")
+          }
+          assert.deepStrictEqual(
+            logs.filter((line) => line.message.startsWith("Twilio status callback")),
+            [0, 1].map(() => ({
+              level: "Info",
+              message: "Twilio status callback for a key without a record (or with another call SID); ignored"
+            })),
+            "one line per unknown key, not per callback"
+          )
+          await Effect.runPromise(Scope.close(scope, Exit.void)) // the database stops
+          const down = await post("down")
+          assert.strictEqual(down.status, 503)
+          assert.strictEqual(down.retryAfter, "2")
+          assert.match((down.body as { message: string }).message, /^database unavailable/)
+        } finally {
+          await dispose()
+        }
+      } finally {
+        await Effect.runPromise(Scope.close(scope, Exit.void))
+        fs.rmSync(dataDir, { recursive: true, force: true })
+      }
+    },
+    90_000
+  )
 })
