@@ -15,7 +15,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import twilio from "twilio"
+import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks.js"
 import * as Http from "../src/Http.ts"
 import * as TestServer from "./support/TestServer.ts"
 
@@ -81,7 +81,7 @@ interface Send {
 const send = async (options: Send) => {
   const url = BASE + pathOf(options.key)
   const signature = options.signature === undefined
-    ? twilio.getExpectedTwilioSignature(TOKEN, url, options.params)
+    ? getExpectedTwilioSignature(TOKEN, url, options.params)
     : options.signature
   const clock = await Effect.runPromise(Effect.scoped(TestClock.make()))
   await Effect.runPromise(clock.setTime(T0 + (options.at ?? 1_000)))
@@ -224,14 +224,14 @@ describe("POST /carrier/twilio/status", () => {
       "or parameters; the URL checked is SVC_PUBLIC_URL + the path and query received)"
     const refusals = [
       // signed with another account's token
-      twilio.getExpectedTwilioSignature("fedcba9876543210fedcba9876543210", BASE + pathOf(key), params),
+      getExpectedTwilioSignature("fedcba9876543210fedcba9876543210", BASE + pathOf(key), params),
       "not-a-signature",
       // a genuine signature of another key's callback, replayed against this key
-      twilio.getExpectedTwilioSignature(TOKEN, BASE + pathOf(other), params),
+      getExpectedTwilioSignature(TOKEN, BASE + pathOf(other), params),
       // a genuine signature over another public URL (another deployment)
-      twilio.getExpectedTwilioSignature(TOKEN, `https://other.example.com${pathOf(key)}`, params),
+      getExpectedTwilioSignature(TOKEN, `https://other.example.com${pathOf(key)}`, params),
       // a genuine signature of this key's ringing callback, sent with its status changed
-      twilio.getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), event(sid, "ringing"))
+      getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), event(sid, "ringing"))
     ]
     for (const signature of refusals) {
       assert.deepStrictEqual(await send({ key, params, signature }), {
@@ -241,7 +241,7 @@ describe("POST /carrier/twilio/status", () => {
       }, signature)
     }
     // a parameter added after signing
-    const signature = twilio.getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), params)
+    const signature = getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), params)
     assert.strictEqual(
       (await send({ key, params, signature, body: `${new URLSearchParams(params).toString()}&CallDuration=1` }))
         .status,
@@ -351,7 +351,7 @@ describe("POST /carrier/twilio/status", () => {
       raw: new URLSearchParams(params).toString(),
       headers: {
         "content-type": FORM,
-        "x-twilio-signature": twilio.getExpectedTwilioSignature(TOKEN, `${BASE}/carrier/twilio/status`, params)
+        "x-twilio-signature": getExpectedTwilioSignature(TOKEN, `${BASE}/carrier/twilio/status`, params)
       }
     })
     assert.deepStrictEqual(response.json, {
@@ -430,10 +430,10 @@ describe("POST /carrier/twilio/status on a real socket", () => {
       assert.ok(pathOf(key).includes("'"), "the path is sent raw")
       const params = event(newSid(), "no-answer")
       assert.strictEqual(
-        await post(params, twilio.getExpectedTwilioSignature(TOKEN, `${BASE}${pathOf(key)}?x`, params)),
+        await post(params, getExpectedTwilioSignature(TOKEN, `${BASE}${pathOf(key)}?x`, params)),
         403
       )
-      assert.strictEqual(await post(params, twilio.getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), params)), 204)
+      assert.strictEqual(await post(params, getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), params)), 204)
       const stored = await listening.run(
         Effect.gen(function*() {
           return yield* (yield* TwilioCallsRepo).find(key)
@@ -487,7 +487,7 @@ describe("POST /carrier/twilio/status with its own database", () => {
                 method: "POST",
                 headers: {
                   "content-type": FORM,
-                  "x-twilio-signature": twilio.getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), params)
+                  "x-twilio-signature": getExpectedTwilioSignature(TOKEN, BASE + pathOf(key), params)
                 },
                 body: new URLSearchParams(params).toString()
               }),

@@ -20,7 +20,8 @@ import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
 import { Clock, Effect, Layer, Redacted, Result } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
-import twilio from "twilio"
+// the webhooks module alone: requiring the SDK's index loads its REST client (0.5-0.8 s here, vs 35 ms for this one)
+import { validateRequest } from "twilio/lib/webhooks/webhooks.js"
 import { TwilioCallbackConfig } from "../TwilioCallbackConfig.ts"
 import * as TwilioStatusForm from "./TwilioStatusForm.ts"
 
@@ -33,7 +34,7 @@ const LOGGED_KEYS = 10_000
 /** `validateRequest` parses the URL for its fallbacks and throws on one it cannot parse: that is not a match. */
 const signatureMatches = (token: string, signature: string, url: string, params: TwilioStatusForm.FormParams) => {
   try {
-    return twilio.validateRequest(token, signature, url, params)
+    return validateRequest(token, signature, url, params)
   } catch {
     return false
   }
