@@ -448,7 +448,7 @@ describe("POST /carrier/twilio/status on a real socket", () => {
 
 describe("POST /carrier/twilio/status with its own database", () => {
   it(
-    "logs an unknown key once; while the database is down answers 503 with Retry-After, so Twilio tries again",
+    "logs an unknown key once and refused signatures once a minute; while the database is down answers 503 with Retry-After",
     async () => {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-twilio-"))
       fs.chmodSync(dataDir, 0o755)
@@ -464,11 +464,11 @@ describe("POST /carrier/twilio/status with its own database", () => {
             })
           })
         ])
-        // the pool belongs to the handler (closed by dispose), the server to `scope`: stopping the server leaves a pool
-        // that cannot connect, as in production
         const config = ConfigProvider.layer(
           ConfigProvider.fromEnv({ env: { TWILIO_AUTH_TOKEN: TOKEN, SVC_PUBLIC_URL: BASE } })
         )
+        // the pool belongs to the handler (closed by dispose), the server to `scope`: stopping the server leaves a pool
+        // that cannot connect, as in production
         const { handler, dispose } = HttpRouter.toWebHandler(
           Http.routes.pipe(
             Layer.provide(Database.layerFromUrl(postgres.url, { maxConnections: 2 })),
@@ -503,8 +503,25 @@ describe("POST /carrier/twilio/status with its own database", () => {
           for (const key of ["up", "up", "up", "other"]) {
             assert.strictEqual((await post(key)).status, 204, "unknown key while the database answers")
           }
+          // two refused signatures in the same minute: one warning
+          for (const signature of ["forged", "forged again"]) {
+            const refused = await handler(
+              new Request(`http://svc.test${pathOf("up")}`, {
+                method: "POST",
+                headers: { "content-type": `${FORM}; charset=utf-8`, "x-twilio-signature": signature },
+                body: new URLSearchParams(event(newSid(), "completed")).toString()
+              }),
+              Context.empty() as Context.Context<never>
+            )
+            assert.strictEqual(refused.status, 403)
+          }
           assert.deepStrictEqual(
-            logs.filter((line) => line.message.startsWith("Twilio status callback")),
+            logs.filter((line) => line.message.startsWith("Twilio status callbacks refused")).map((line) => line.level),
+            ["Warn"]
+          )
+          assert.isFalse(logs.some((line) => line.message.includes(TOKEN)), "no log message holds the token")
+          assert.deepStrictEqual(
+            logs.filter((line) => line.message.startsWith("Twilio status callback ")),
             [0, 1].map(() => ({
               level: "Info",
               message: "Twilio status callback for a key without a record (or with another call SID); ignored"

@@ -5,7 +5,8 @@
  * - The body is `application/x-www-form-urlencoded` (anything else: 400), bounded by the small-body limit
  *   (BodyLimits.ts, `SVC_MAX_SMALL_BODY_BYTES`, 64 KiB).
  * - `X-Twilio-Signature` is checked with the SDK's `validateRequest` over `SVC_PUBLIC_URL` + the path and query as
- *   received (the URL Twilio was given) and every form parameter. Missing or wrong: 403, nothing read or changed.
+ *   received (the URL Twilio was given) and every form parameter. Missing or wrong: 403, nothing read or changed,
+ *   and a warning at most once a minute with the count.
  *   A server without `TWILIO_AUTH_TOKEN` or `SVC_PUBLIC_URL` cannot check anything and answers every callback 403
  *   naming the setting (a 404 would send an operator looking for a wrong URL instead of a missing token).
  * - A signed callback is decoded (TwilioStatusForm.ts; a bad field is a 400 naming it) and applied to the key's record
@@ -31,6 +32,9 @@ const errorBody = (status: number, message: string) =>
 /** How many unknown keys a process remembers having logged (a bound, so a flood cannot grow it). */
 const LOGGED_KEYS = 10_000
 
+/** At most one warning about refused signatures per this many ms: a wrong token refuses every callback. */
+const SIGNATURE_WARNING_EVERY_MS = 60_000
+
 /** `validateRequest` parses the URL for its fallbacks and throws on one it cannot parse: that is not a match. */
 const signatureMatches = (token: string, signature: string, url: string, params: TwilioStatusForm.FormParams) => {
   try {
@@ -46,6 +50,26 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   const calls = yield* TwilioCallsRepo
   const loggedKeys = new Set<string>()
   let warnedUnconfigured = false
+  let signatureWarnedAt = Number.NEGATIVE_INFINITY
+  let signatureRefusals = 0
+
+  /**
+   * A refused signature: an operator whose token or SVC_PUBLIC_URL is wrong sees it in this log, not only in
+   * Twilio's debugger; a flood of forged requests costs one line a minute.
+   */
+  const refuseSignature = (message: string) =>
+    Effect.gen(function*() {
+      signatureRefusals++
+      const now = yield* Clock.currentTimeMillis
+      if (now - signatureWarnedAt >= SIGNATURE_WARNING_EVERY_MS) {
+        yield* Effect.logWarning("Twilio status callbacks refused: signature missing or wrong").pipe(
+          Effect.annotateLogs({ refused: signatureRefusals, reason: message })
+        )
+        signatureWarnedAt = now
+        signatureRefusals = 0
+      }
+      return errorBody(403, message)
+    })
 
   const unconfigured = (missing: ReadonlyArray<string>) =>
     Effect.gen(function*() {
@@ -75,13 +99,14 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
     if (Result.isFailure(form)) return errorBody(400, form.failure)
     const signature = request.headers["x-twilio-signature"] ?? ""
     if (signature === "") {
-      return errorBody(403, "X-Twilio-Signature header missing: only Twilio's signed status callbacks are accepted")
+      return yield* refuseSignature(
+        "X-Twilio-Signature header missing: only Twilio's signed status callbacks are accepted"
+      )
     }
     if (
       !signatureMatches(Redacted.value(settings.authToken), signature, settings.publicUrl + request.url, form.success)
     ) {
-      return errorBody(
-        403,
+      return yield* refuseSignature(
         "X-Twilio-Signature does not match this request (signed with another auth token, or for another URL or " +
           "parameters; the URL checked is SVC_PUBLIC_URL + the path and query received)"
       )
