@@ -5,7 +5,7 @@
  * - The body is `application/x-www-form-urlencoded` (anything else: 400), bounded by the small-body limit
  *   (BodyLimits.ts, `SVC_MAX_SMALL_BODY_BYTES`, 64 KiB).
  * - `X-Twilio-Signature` is checked with the SDK's `validateRequest` over `SVC_PUBLIC_URL` + the path and query as
- *   received (the URL Twilio was given) and every form parameter. Missing or wrong: 403, nothing read or changed,
+ *   received (the URL Twilio was given) and every form parameter. Missing or wrong: 403, nothing decoded or changed,
  *   and a warning at most once a minute with the count.
  *   A server without `TWILIO_AUTH_TOKEN` or `SVC_PUBLIC_URL` cannot check anything and answers every callback 403
  *   naming the setting (a 404 would send an operator looking for a wrong URL instead of a missing token).
