@@ -1,6 +1,6 @@
 /**
  * Every route of svc-server: the HttpApi (spec endpoints and companions, `/openapi.json`), the docs
- * page (`/docs`), health, metrics, and the global middleware that shapes errors, logs and counts
+ * page (`/docs`), health, metrics, Twilio's status callbacks, and the global middleware that shapes errors, logs and counts
  * every request. Needs only a `SqlClient`: the repositories are built here.
  */
 import { Api } from "@svc/api/Api.ts"
@@ -12,6 +12,7 @@ import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
 import { CallsApiRepo } from "@svc/store/CallsApiRepo.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/CursorKeys.ts"
+import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
 import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import * as Backfill from "./handlers/Backfill.ts"
@@ -31,6 +32,7 @@ import * as ErrorResponses from "./http/ErrorResponses.ts"
 import * as InputRules from "./http/InputRules.ts"
 import * as Observability from "./http/Observability.ts"
 import { RateLimitWindows } from "./http/RateLimitWindows.ts"
+import * as TwilioStatusCallback from "./http/TwilioStatusCallback.ts"
 
 const Repositories = Layer.mergeAll(
   ApiKeys.layer,
@@ -42,6 +44,7 @@ const Repositories = Layer.mergeAll(
   RateLimitWindows.layer,
   CallsApiRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   CursorKeys.layer,
+  TwilioCallsRepo.layer,
   DatabaseAvailability.layer
 )
 
@@ -58,6 +61,8 @@ export const routes = Layer.mergeAll(
   ApiRoutes,
   HttpApiScalar.layer(Api, { path: "/docs" }),
   Health.layer,
+  // carrier-facing, outside the API key check: Twilio signs its callbacks instead (decision 0606)
+  TwilioStatusCallback.layer,
   Observability.layer,
   // before the body is read or an error shaped: a refused request costs as little as it can (the first global
   // middleware added is the outermost; Observability still counts the 503s)

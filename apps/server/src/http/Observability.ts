@@ -28,7 +28,8 @@ const KNOWN = new Set([
   "/readyz",
   "/metrics",
   "/openapi.json",
-  "/docs"
+  "/docs",
+  "/carrier/twilio/status"
 ])
 
 /** The metric label for a request path. */
