@@ -13,6 +13,7 @@
  * `SVC_HTTP_MAX_IN_FLIGHT=0` turns the gate off. The counts are plain numbers: JavaScript runs one fiber at a
  * time, so a check and its update cannot interleave with another request's.
  */
+import { STATUS_CALLBACK_PATH } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
 import { Config, Context, Duration, Effect, Layer, Metric, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 
@@ -29,8 +30,11 @@ export interface AdmissionLimits {
 /** Seconds a refused client is told to wait. */
 export const RETRY_AFTER_SECONDS = 1
 
-/** Paths that are always admitted: they are cheap and operators need them under load. */
-const ALWAYS_ADMITTED = new Set(["/healthz", "/readyz", "/metrics", "/docs", "/openapi.json"])
+/**
+ * Paths that are always admitted: cheap ones operators need under load, and the carrier's status callbacks (Twilio
+ * does not retry a refused callback; a lost one costs the dialer a fetch of the call later, decision 0606).
+ */
+const ALWAYS_ADMITTED = new Set(["/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", STATUS_CALLBACK_PATH])
 
 const rejected = Metric.counter("svc_http_admission_rejected_total", {
   description: "Requests refused with 503 by admission control (all slots and the queue full, or waited too long)"
