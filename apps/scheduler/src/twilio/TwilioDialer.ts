@@ -30,7 +30,7 @@ import {
 } from "@svc/domain/ports/Dialer.ts"
 import { CHANNEL, type TwilioCallRecord, TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
 import { Clock, Deferred, Effect, Layer, Option, Queue, Random } from "effect"
-import type { SqlClient } from "effect/sql"
+import type { SqlClient, SqlError } from "effect/sql"
 import { CarrierPacer } from "../carrier/CarrierPacer.ts"
 import { type TwilioCall, TwilioClient, type TwilioRequestError } from "./TwilioClient.ts"
 import type { TwilioSettings } from "./TwilioConfig.ts"
@@ -102,7 +102,8 @@ export const toCallEnded = (record: TwilioCallRecord): CallEnded => {
 }
 
 const unavailable = (message: string) => new DialerUnavailable({ message })
-const sqlUnavailable = (cause: unknown) => unavailable(`twilio call records unavailable: ${String(cause)}`)
+const sqlUnavailable = (error: SqlError.SqlError) =>
+  unavailable(`twilio call records unavailable: ${error.message}: ${String(error.cause)}`)
 
 /** What a fetched call resource says, as a status update of the record. */
 const updateOf = (call: TwilioCall) => ({
