@@ -114,6 +114,7 @@ interface Scenario {
   readonly dialer: Dialer["Service"]
   readonly stats: { applied: number; forbidden: number }
   readonly repo: TwilioCallsRepo["Service"]
+  readonly client: TwilioClient["Service"]
 }
 
 /** A double, the status endpoint, and the adapter on them (closed with the scope). */
@@ -148,7 +149,13 @@ const scenario = (
         Layer.provide(CarrierPacer.layerUnpaced)
       )
     )
-    return { double, dialer: Context.get(context, Dialer), stats: endpoint.stats, repo: yield* TwilioCallsRepo }
+    return {
+      double,
+      dialer: Context.get(context, Dialer),
+      stats: endpoint.stats,
+      repo: yield* TwilioCallsRepo,
+      client
+    }
   })
 
 layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (it) => {
@@ -290,6 +297,47 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
       assert.strictEqual(ended.outcome, "answered")
       assert.strictEqual(double.createsFor(r.to_number, FROM), 1)
       assert.strictEqual(double.createRequests, 1)
+    }).pipe(Effect.scoped))
+
+  it.effect("lookup of a record left requesting: Twilio unreachable or two candidate calls is DialerUnavailable, never None; a call attached to another key is not taken", () =>
+    Effect.gen(function*() {
+      const { client, dialer, double, repo } = yield* scenario({ callbacks: "never", script: () => scripts.ringing() })
+      double.createAnswers.push({ _tag: "CreateAndHang" })
+      const r = request()
+      assert.strictEqual((yield* Effect.flip(dialer.dial(r)))._tag, "DialerUnavailable")
+      yield* Effect.sleep(OPTIONS.createSettledMs)
+      // Twilio cannot be asked: never None, even long after the request
+      double.listFailures.push(500)
+      assert.strictEqual((yield* Effect.flip(dialer.lookup(r.idempotency_key)))._tag, "DialerUnavailable")
+      // a second call between the same numbers (another key's, whose record has no SID yet): ambiguous
+      const other = yield* client.create({
+        to: r.to_number,
+        from: FROM,
+        twiml: "<Response/>",
+        statusCallback: "http://127.0.0.1:9/none",
+        machineDetection: "off",
+        ringTimeoutS: 30
+      })
+      const ambiguous = yield* Effect.flip(dialer.lookup(r.idempotency_key))
+      assert.strictEqual(ambiguous._tag, "DialerUnavailable")
+      assert.include(ambiguous.message, "2 Twilio calls")
+      assert.strictEqual(Option.getOrThrow(yield* repo.find(r.idempotency_key)).status, "requesting")
+      // once the other call is attached to its key, this key's call is the only candidate
+      const otherKey = `${r.idempotency_key}_other`
+      yield* repo.reserve({
+        idempotencyKey: otherKey,
+        callId: "call_other",
+        accountSid: ACCOUNT,
+        fromNumber: FROM,
+        toNumber: r.to_number
+      }, Date.now())
+      yield* repo.attachSid(otherKey, other.sid, other.status, Date.now())
+      const found = Option.getOrThrow(yield* dialer.lookup(r.idempotency_key))
+      assert.strictEqual(found._tag, "CallOngoing")
+      const sid = Option.getOrThrow(yield* repo.find(r.idempotency_key)).callSid
+      assert.isNotNull(sid)
+      assert.notStrictEqual(sid, other.sid)
+      assert.strictEqual(double.createsFor(r.to_number, FROM), 2)
     }).pipe(Effect.scoped))
 
   for (const mode of ["reversed", "duplicated", "never"] as const) {
