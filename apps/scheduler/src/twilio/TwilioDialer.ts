@@ -69,6 +69,9 @@ export const defaultOptions: TwilioDialerOptions = {
   maxRateLimited: 8
 }
 
+/** Calls read from Twilio's list (newest first) when resolving a record left `requesting`. */
+const LIST_LIMIT = 50
+
 /** The status callback URL of `key`: exactly this form (the server validates Twilio's signature over it). */
 export const statusCallbackUrl = (publicUrl: string, key: string): string =>
   `${publicUrl}/carrier/twilio/status?key=${encodeURIComponent(key)}`
@@ -208,14 +211,20 @@ export const layerWith = (
         Effect.gen(function*() {
           const key = record.idempotencyKey
           const now = yield* Clock.currentTimeMillis
-          const calls = yield* client.list({ to: record.toNumber, from: record.fromNumber, limit: 50 }).pipe(
+          const calls = yield* client.list({ to: record.toNumber, from: record.fromNumber, limit: LIST_LIMIT }).pipe(
             Effect.mapError((e: TwilioRequestError) =>
               unavailable(`cannot tell whether ${key} has a call: ${e.message}`)
             )
           )
-          const recent = calls.filter((c) =>
-            c.dateCreated === null || c.dateCreated >= record.requestedAt - options.listSlackMs
-          )
+          const since = record.requestedAt - options.listSlackMs
+          const oldest = calls.at(-1)?.dateCreated
+          if (calls.length >= LIST_LIMIT && (oldest === null || oldest === undefined || oldest >= since)) {
+            // a full page still inside the window: the key's call could be on a later page
+            return yield* unavailable(
+              `more than ${LIST_LIMIT} Twilio calls between the numbers of ${key} since its request`
+            )
+          }
+          const recent = calls.filter((c) => c.dateCreated === null || c.dateCreated >= since)
           const taken = yield* repo.attachedElsewhere(key, recent.map((c) => c.sid)).pipe(
             Effect.mapError(sqlUnavailable)
           )

@@ -3,34 +3,15 @@
 // validates the signature with the SDK and applies the callback to the record (the server's real endpoint is
 // built elsewhere). Time is real: the double moves its calls with timers of a few ms.
 import { assert, layer } from "@effect/vitest"
-import type { TwilioCallStatus } from "@svc/domain/carrier/TwilioCallStatus.ts"
-import { Dialer, type DialRequest } from "@svc/domain/ports/Dialer.ts"
+import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
-import { TwilioCallsRepo, type TwilioStatusUpdate } from "@svc/store/TwilioCallsRepo.ts"
-import { Context, Effect, Exit, Fiber, Layer, Option, Queue, Redacted, type Scope } from "effect"
-import type { SqlClient } from "effect/sql"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
-import twilio from "twilio"
-import { CarrierPacer } from "../../src/carrier/CarrierPacer.ts"
-import { TwilioClient } from "../../src/twilio/TwilioClient.ts"
-import type { TwilioSettings } from "../../src/twilio/TwilioConfig.ts"
-import * as TwilioDialer from "../../src/twilio/TwilioDialer.ts"
-import { type CallbackMode, scripts, type Step, TwilioDouble } from "../fixtures/TwilioDouble.ts"
+import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
+import { Effect, Exit, Fiber, Layer, Option } from "effect"
+import type { MachineDetection } from "../../src/twilio/TwilioConfig.ts"
+import { type CallbackMode, scripts, type Step } from "../fixtures/TwilioDouble.ts"
+import { ACCOUNT, OPTIONS, twilioSide } from "../fixtures/TwilioSide.ts"
 
-const ACCOUNT = "AC" + "0123456789abcdef".repeat(2)
-const TOKEN = "double-auth-token"
 const FROM = "+14155550100"
-const OPTIONS: TwilioDialer.TwilioDialerOptions = {
-  pollMs: 100,
-  fetchAfterMs: 300,
-  createSettledMs: 1_000,
-  listSlackMs: 60_000,
-  backoffMs: 5,
-  maxRateLimited: 5
-}
-const REQUEST_TIMEOUT_MS = 400
-
 const Layers = TwilioCallsRepo.layer.pipe(Layer.provideMerge(TestDatabase.layer))
 
 let serial = 0
@@ -48,114 +29,13 @@ const request = (): DialRequest => {
   }
 }
 
-const num = (v: string | undefined) => v === undefined || v === "" ? undefined : Number(v)
-const time = (v: string | undefined) => v === undefined ? undefined : Date.parse(v)
-
-/** A status callback's fields as the record's update (what the server's endpoint does). */
-const toUpdate = (p: Record<string, string>): TwilioStatusUpdate => {
-  const status = p["CallStatus"] as TwilioCallStatus
-  const terminal = !["queued", "initiated", "ringing", "in-progress"].includes(status)
-  return {
-    callSid: p["CallSid"]!,
-    status,
-    answeredBy: p["AnsweredBy"],
-    sipResponseCode: num(p["SipResponseCode"]),
-    errorCode: num(p["ErrorCode"]),
-    startTimestamp: status === "in-progress" ? time(p["Timestamp"]) : undefined,
-    endTimestamp: terminal ? time(p["Timestamp"]) : undefined,
-    durationS: num(p["CallDuration"])
-  }
-}
-
-/** The in-test status endpoint: 403 without a valid signature, else the callback applied to the record. */
-const statusEndpoint = Effect.gen(function*() {
-  const repo = yield* TwilioCallsRepo
-  const received = yield* Queue.unbounded<readonly [string, TwilioStatusUpdate]>()
-  const stats = { applied: 0, forbidden: 0 }
-  const server = yield* Effect.acquireRelease(
-    Effect.callback<http.Server>((resume) => {
-      const s = http.createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => {
-          const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}${req.url}`
-          const params = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString("utf8")))
-          const signature = String(req.headers["x-twilio-signature"] ?? "")
-          const key = new URL(url).searchParams.get("key")
-          if (!twilio.validateRequest(TOKEN, signature, url, params) || key === null) {
-            stats.forbidden++
-            res.writeHead(403)
-            res.end()
-            return
-          }
-          Queue.offerUnsafe(received, [key, toUpdate(params)])
-          res.writeHead(204)
-          res.end()
-        })
-      })
-      s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
-    }),
-    (s) =>
-      Effect.callback<void>((resume) => {
-        s.closeAllConnections()
-        s.close(() => resume(Effect.void))
-      })
-  )
-  yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
-    const [key, update] = yield* Queue.take(received)
-    yield* repo.applyStatus(key, update, Date.now()).pipe(Effect.orDie)
-    stats.applied++
-  })))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stats }
-})
-
-interface Scenario {
-  readonly double: TwilioDouble
-  readonly dialer: Dialer["Service"]
-  readonly stats: { applied: number; forbidden: number }
-  readonly repo: TwilioCallsRepo["Service"]
-  readonly client: TwilioClient["Service"]
-}
-
-/** A double, the status endpoint, and the adapter on them (closed with the scope). */
 const scenario = (
   setup: { readonly script?: (to: string) => ReadonlyArray<Step>; readonly callbacks?: CallbackMode } = {},
-  settings: Partial<Pick<TwilioSettings, "machineDetection">> = {}
-): Effect.Effect<Scenario, never, TwilioCallsRepo | Scope.Scope | SqlClient.SqlClient> =>
+  settings: { readonly machineDetection?: MachineDetection } = {}
+) =>
   Effect.gen(function*() {
-    const double = yield* TwilioDouble.make(ACCOUNT, TOKEN)
-    if (setup.script !== undefined) double.script = setup.script
-    double.callbackMode = setup.callbacks ?? "inOrder"
-    const endpoint = yield* statusEndpoint
-    const client = TwilioClient.make(
-      {
-        accountSid: ACCOUNT,
-        credentials: { _tag: "AuthToken", authToken: Redacted.make(TOKEN) },
-        publicUrl: endpoint.url,
-        sipServer: "agents.example.com:5060",
-        machineDetection: "off",
-        ringTimeoutS: 30
-      },
-      { httpClient: double.requestClient(REQUEST_TIMEOUT_MS), timeoutMs: REQUEST_TIMEOUT_MS }
-    )
-    const context = yield* Layer.build(
-      TwilioDialer.layerWith({
-        publicUrl: endpoint.url,
-        sipServer: "agents.example.com:5060",
-        machineDetection: settings.machineDetection ?? "off",
-        ringTimeoutS: 30
-      }, OPTIONS).pipe(
-        Layer.provide(Layer.succeed(TwilioClient, client)),
-        Layer.provide(CarrierPacer.layerUnpaced)
-      )
-    )
-    return {
-      double,
-      dialer: Context.get(context, Dialer),
-      stats: endpoint.stats,
-      repo: yield* TwilioCallsRepo,
-      client
-    }
+    const side = yield* twilioSide({ ...setup, ...settings })
+    return { ...side, repo: yield* TwilioCallsRepo }
   })
 
 layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (it) => {
