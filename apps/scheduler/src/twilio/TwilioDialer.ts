@@ -69,6 +69,9 @@ export const defaultOptions: TwilioDialerOptions = {
   maxRateLimited: 8
 }
 
+/** The longest single hold after a 429 (before jitter). */
+const MAX_BACKOFF_MS = 30_000
+
 /** Calls read from Twilio's list (newest first) when resolving a record left `requesting`. */
 const LIST_LIMIT = 50
 
@@ -286,8 +289,16 @@ export const layerWith = (
           )
         })
 
-      /** Sends the create request of a reserved key, and attaches the SID. */
-      const create = (request: DialRequest, twiml: string) =>
+      /**
+       * Sends the create request of a reserved key, and attaches the SID. Run uninterruptibly except for the waits
+       * after a 429 (`restore`): a shutdown never cuts between a create and the write of its SID, and never waits
+       * out a back-off (no request is in flight then; `lookup` frees the key once it has settled).
+       */
+      const create = (
+        request: DialRequest,
+        twiml: string,
+        restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+      ) =>
         Effect.gen(function*() {
           const key = request.idempotency_key
           for (let rateLimited = 0;; rateLimited++) {
@@ -328,9 +339,9 @@ export const layerWith = (
                   yield* repo.release(key).pipe(Effect.mapError(sqlUnavailable))
                   return yield* unavailable(`Twilio answered 429 ${rateLimited + 1} times: ${error.message}`)
                 }
-                const base = options.backoffMs * 2 ** rateLimited
+                const base = Math.min(options.backoffMs * 2 ** rateLimited, MAX_BACKOFF_MS)
                 yield* pacer.backoff(account, Math.round(base + (yield* Random.nextBetween(0, base))))
-                yield* pacer.acquire(account)
+                yield* restore(pacer.acquire(account))
                 continue
               }
               case "NotCreated": {
@@ -362,8 +373,7 @@ export const layerWith = (
             fromNumber: request.from_number,
             toNumber: request.to_number
           }, now).pipe(Effect.mapError(sqlUnavailable))
-          // the create and its SID's write are not interrupted: a shutdown in between would leave the key to lookup
-          if (reserved.inserted) yield* Effect.uninterruptible(create(request, twiml))
+          if (reserved.inserted) yield* Effect.uninterruptibleMask((restore) => create(request, twiml, restore))
           return yield* awaitEnd(key)
         }),
         lookup: Effect.fn("TwilioDialer.lookup")(function*(key: string) {
