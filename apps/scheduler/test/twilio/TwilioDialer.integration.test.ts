@@ -9,7 +9,7 @@ import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
 import { Effect, Exit, Fiber, Layer, Option } from "effect"
 import type { MachineDetection } from "../../src/twilio/TwilioConfig.ts"
 import { type CallbackMode, scripts, type Step } from "../fixtures/TwilioDouble.ts"
-import { ACCOUNT, OPTIONS, twilioSide } from "../fixtures/TwilioSide.ts"
+import { ACCOUNT, OPTIONS, recordingPacer, twilioSide } from "../fixtures/TwilioSide.ts"
 
 const FROM = "+14155550100"
 const Layers = TwilioCallsRepo.layer.pipe(Layer.provideMerge(TestDatabase.layer))
@@ -119,6 +119,48 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
       )
       assert.strictEqual(forged._tag, "DialRejected")
       assert.strictEqual(double.createRequests, 0)
+    }).pipe(Effect.scoped))
+
+  it.effect("429s hold every worker off through the pacer (growing, with jitter), then the create is sent again", () =>
+    Effect.gen(function*() {
+      const pacer = recordingPacer()
+      const { dialer, double } = yield* twilioSide({ pacer: pacer.layer })
+      double.createAnswers.push(
+        { _tag: "Fail", status: 429, code: 20429 },
+        { _tag: "Fail", status: 429, code: 20429 }
+      )
+      yield* dialer.dial(request())
+      const kinds = pacer.calls.map(([kind]) => kind)
+      // a slot before the first request and after each hold
+      assert.deepStrictEqual(kinds, ["acquire", "backoff", "acquire", "backoff", "acquire"])
+      assert.isTrue(pacer.calls.every(([, account]) => account === ACCOUNT))
+      const [first, second] = pacer.calls.filter(([kind]) => kind === "backoff").map(([, , ms]) => ms!)
+      // base 5 ms doubled per 429, plus up to as much again of jitter
+      assert.isTrue(first! >= OPTIONS.backoffMs && first! <= 2 * OPTIONS.backoffMs, String(first))
+      assert.isTrue(second! >= 2 * OPTIONS.backoffMs && second! <= 4 * OPTIONS.backoffMs, String(second))
+    }).pipe(Effect.scoped))
+
+  it.effect("429s beyond the limit free the key (no call exists): DialerUnavailable, then lookup answers None", () =>
+    Effect.gen(function*() {
+      const { dialer, double } = yield* scenario()
+      for (let i = 0; i < OPTIONS.maxRateLimited; i++) double.createAnswers.push({ _tag: "Fail", status: 429 })
+      const r = request()
+      assert.strictEqual((yield* Effect.flip(dialer.dial(r)))._tag, "DialerUnavailable")
+      assert.strictEqual(double.createRequests, OPTIONS.maxRateLimited)
+      assert.isTrue(Option.isNone(yield* dialer.lookup(r.idempotency_key)))
+      assert.strictEqual(double.createsFor(r.to_number, FROM), 0)
+    }).pipe(Effect.scoped))
+
+  it.effect("another 4xx (20003 authentication) is not the task's fault: DialerUnavailable, the key freed, no call", () =>
+    Effect.gen(function*() {
+      const { dialer, double, repo } = yield* scenario()
+      double.createAnswers.push({ _tag: "Fail", status: 401, code: 20003, message: "Authenticate" })
+      const r = request()
+      const error = yield* Effect.flip(dialer.dial(r))
+      assert.strictEqual(error._tag, "DialerUnavailable")
+      assert.include(error.message, "20003")
+      assert.isTrue(Option.isNone(yield* repo.find(r.idempotency_key)))
+      assert.isTrue(Option.isNone(yield* dialer.lookup(r.idempotency_key)))
     }).pipe(Effect.scoped))
 
   it.effect("429s are retried after a back-off: one call", () =>
