@@ -16,6 +16,7 @@ import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
 import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
 import { type Config, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
+import { CarrierPacer } from "./carrier/CarrierPacer.ts"
 import { DatabaseHealth } from "./DatabaseHealth.ts"
 import { Dispatcher } from "./Dispatcher.ts"
 import * as BackfillCron from "./jobs/BackfillCron.ts"
@@ -24,6 +25,8 @@ import * as ContactFeed from "./jobs/ContactFeed.ts"
 import * as SchedulerConfig from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
 import * as SimulatedDialer from "./SimulatedDialer.ts"
+import * as TwilioConfig from "./twilio/TwilioConfig.ts"
+import * as TwilioDialer from "./twilio/TwilioDialer.ts"
 import * as WebhookConfig from "./webhooks/WebhookConfig.ts"
 import * as WebhookHousekeeping from "./webhooks/WebhookHousekeeping.ts"
 import * as WebhookMetrics from "./webhooks/WebhookMetrics.ts"
@@ -85,18 +88,40 @@ export const layerWith = (
 }
 
 /**
- * The worker as configured by the environment, with the simulated dialer (docs/dialer.md for a real one).
+ * The worker as configured by the environment, with the dialer `SVC_DIALER` names (the simulated carrier by
+ * default; docs/dialer.md), pacing the carrier's call creations with `pacer` (issue 14, "Carrier pacing").
  *
  * @category layers
  */
-export const layer: Layer.Layer<
+export const layerWithPacer = <E>(pacer: Layer.Layer<CarrierPacer, E, SqlClient.SqlClient>): Layer.Layer<
   never,
-  Error | Config.ConfigError | SchedulerConfig.InvalidSchedulerConfig | WebhookConfig.InvalidWebhookConfig,
+  | Error
+  | E
+  | Config.ConfigError
+  | SchedulerConfig.InvalidSchedulerConfig
+  | WebhookConfig.InvalidWebhookConfig
+  | TwilioConfig.InvalidTwilioConfig,
   SqlClient.SqlClient
-> = Layer.unwrap(
-  Effect.gen(function*() {
-    const settings = yield* SchedulerConfig.load
-    const webhooks = yield* WebhookConfig.load
-    return layerWith(settings.scheduler, webhooks).pipe(Layer.provide(SimulatedDialer.layer(settings.dialer)))
-  })
-)
+> =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const settings = yield* SchedulerConfig.load
+      const webhooks = yield* WebhookConfig.load
+      if (settings.dialerKind === "twilio") {
+        const twilio = yield* TwilioConfig.load
+        return layerWith(settings.scheduler, webhooks).pipe(
+          Layer.provide(TwilioDialer.layer(twilio).pipe(Layer.provide(pacer)))
+        )
+      }
+      return layerWith(settings.scheduler, webhooks).pipe(Layer.provide(SimulatedDialer.layer(settings.dialer)))
+    })
+  )
+
+/**
+ * The worker as configured by the environment. The carrier pacer is the unpaced one until the shared pacer
+ * (PostgreSQL or Redis, issue 14) is wired here: with `SVC_DIALER=twilio` the 429 back-off alone keeps the account's
+ * rate.
+ *
+ * @category layers
+ */
+export const layer = layerWithPacer(CarrierPacer.layerUnpaced)

@@ -123,8 +123,17 @@ const raw = Config.all({
   seed: Config.withDefault(Config.Int("SIMULATED_DIALER_SEED"), 1),
   latencyMs: Config.withDefault(Config.Int("SIMULATED_DIALER_LATENCY_MS"), 2_000),
   outcomes: Config.withDefault(Config.String("SIMULATED_DIALER_OUTCOMES"), "answered=60,busy=15,no_answer=20,failed=5"),
-  store: Config.withDefault(Config.Literals(["sql", "memory"], "SIMULATED_DIALER_STORE"), "sql" as const)
+  store: Config.withDefault(Config.Literals(["sql", "memory"], "SIMULATED_DIALER_STORE"), "sql" as const),
+  dialerKind: Config.withDefault(Config.String("SVC_DIALER"), "simulated")
 })
+
+/**
+ * Which Dialer adapter the worker uses (`SVC_DIALER`): the simulated carrier (default, no account needed) or
+ * Twilio (issue 14; its settings are read only then, apps/scheduler `twilio/TwilioConfig`).
+ *
+ * @category models
+ */
+export type DialerKind = "simulated" | "twilio"
 
 /**
  * The settings from the environment.
@@ -132,7 +141,11 @@ const raw = Config.all({
  * @category constructors
  */
 export const load: Effect.Effect<
-  { readonly scheduler: SchedulerSettings; readonly dialer: SimulatedDialerSettings },
+  {
+    readonly scheduler: SchedulerSettings
+    readonly dialer: SimulatedDialerSettings
+    readonly dialerKind: DialerKind
+  },
   Config.ConfigError | InvalidSchedulerConfig
 > = Effect.gen(function*() {
   const c = yield* raw
@@ -161,6 +174,10 @@ export const load: Effect.Effect<
     }
     backfillCron = Option.some(parsed.success)
   }
+  const dialerKind = c.dialerKind.trim()
+  if (dialerKind !== "simulated" && dialerKind !== "twilio") {
+    return yield* invalid(`SVC_DIALER must be simulated or twilio (got "${c.dialerKind}")`)
+  }
   const outcomes = parseOutcomes(c.outcomes)
   if (Result.isFailure(outcomes)) return yield* invalid(`SIMULATED_DIALER_OUTCOMES: ${outcomes.failure}`)
   return {
@@ -176,6 +193,7 @@ export const load: Effect.Effect<
       backfillChunk: c.backfillChunk,
       backfillLeaseMs: Math.max(c.leaseMs, 10_000)
     }),
-    dialer: { seed: c.seed, latencyMs: c.latencyMs, outcomes: outcomes.success, store: c.store }
+    dialer: { seed: c.seed, latencyMs: c.latencyMs, outcomes: outcomes.success, store: c.store },
+    dialerKind
   }
 })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { ConfigProvider, Effect } from "effect"
 import * as SchedulerConfig from "../src/SchedulerConfig.ts"
 
 describe("SchedulerConfig", () => {
@@ -25,5 +25,24 @@ describe("SchedulerConfig", () => {
       assert.notStrictEqual(a.workerId, b.workerId)
       assert.isTrue(a.backfillCron._tag === "None")
       assert.isTrue(a.metricsPort._tag === "None")
+    }))
+})
+
+describe("SchedulerConfig SVC_DIALER", () => {
+  const loadWith = (env: Record<string, string>) =>
+    SchedulerConfig.load.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))
+
+  it.effect("defaults to the simulated dialer; twilio is accepted", () =>
+    Effect.gen(function*() {
+      assert.strictEqual((yield* loadWith({})).dialerKind, "simulated")
+      assert.strictEqual((yield* loadWith({ SVC_DIALER: "twilio" })).dialerKind, "twilio")
+    }))
+
+  it.effect("an unknown dialer is an error naming SVC_DIALER", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(loadWith({ SVC_DIALER: "sip" }))
+      assert.strictEqual(error._tag, "InvalidSchedulerConfig")
+      assert.include(error.message, "SVC_DIALER")
+      assert.include(error.message, "\"sip\"")
     }))
 })

@@ -149,6 +149,14 @@ export class TwilioCallsRepo extends Context.Service<TwilioCallsRepo, {
     SqlError.SqlError
   >
   readonly find: (key: string) => Effect.Effect<Option.Option<TwilioCallRecord>, SqlError.SqlError>
+  /**
+   * Which of `sids` are attached to a record other than `key`'s: crash recovery must not take another key's call
+   * for this one (issue 14, "exclude SIDs attached to other records").
+   */
+  readonly attachedElsewhere: (key: string, sids: ReadonlyArray<string>) => Effect.Effect<
+    ReadonlySet<string>,
+    SqlError.SqlError
+  >
   /** Records still in `requesting` since before `before` (crash leftovers), oldest first. */
   readonly unresolved: (before: number, limit: number) => Effect.Effect<
     ReadonlyArray<TwilioCallRecord>,
@@ -221,6 +229,14 @@ export class TwilioCallsRepo extends Context.Service<TwilioCallsRepo, {
         applyStatus,
         find: (key) =>
           Effect.map(selectKey(key), ([row]) => row === undefined ? Option.none() : Option.some(toRecord(row))),
+        attachedElsewhere: (key, sids) =>
+          sids.length === 0
+            ? Effect.succeed(new Set<string>())
+            : sql<{ call_sid: string }>`
+              SELECT call_sid FROM twilio_calls
+              WHERE call_sid = ANY(${sids}::text[]) AND idempotency_key <> ${key}`.pipe(
+              Effect.map((rows) => new Set(rows.map((row) => row.call_sid)))
+            ),
         unresolved: (before, limit) =>
           sql<Row>`
             SELECT ${columns} FROM twilio_calls WHERE status = 'requesting' AND requested_at < ${before}

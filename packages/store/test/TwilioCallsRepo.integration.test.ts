@@ -151,4 +151,16 @@ layer(Layers)("TwilioCallsRepo", (it) => {
       // changes were committed before this check)
       assert.strictEqual(yield* Queue.size(notifications), 0)
     })))
+
+  it.effect("attachedElsewhere: the SIDs attached to other keys, never the key's own or unattached ones", () =>
+    Effect.gen(function*() {
+      const repo = yield* TwilioCallsRepo
+      const mine = yield* reserveNew
+      const other = yield* reserveNew
+      yield* repo.attachSid(mine.key, "CA_attached_mine", "queued", NOW)
+      yield* repo.attachSid(other.key, "CA_attached_other", "queued", NOW)
+      const taken = yield* repo.attachedElsewhere(mine.key, ["CA_attached_mine", "CA_attached_other", "CA_free"])
+      assert.deepStrictEqual([...taken], ["CA_attached_other"])
+      assert.strictEqual((yield* repo.attachedElsewhere(mine.key, [])).size, 0)
+    }))
 })
