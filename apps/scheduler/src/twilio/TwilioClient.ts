@@ -11,7 +11,7 @@
 import { TwilioCallStatus } from "@svc/domain/carrier/TwilioCallStatus.ts"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import twilio from "twilio"
-import type { MachineDetection, TwilioSettings } from "./TwilioConfig.ts"
+import { type MachineDetection, TWILIO_API_URL, type TwilioSettings } from "./TwilioConfig.ts"
 
 /**
  * A request to Twilio failed. `httpStatus` is absent when no response arrived (timeout, connection error).
@@ -114,6 +114,19 @@ const requestError = (what: string) => (cause: unknown): TwilioRequestError => {
 }
 
 /**
+ * The SDK's own request client with Twilio's API base replaced by `apiUrl` (`SVC_TWILIO_API_URL`): the requests,
+ * their signing and their parsing stay the SDK's.
+ */
+const rebasedClient = (apiUrl: string, timeoutMs: number): InstanceType<typeof twilio.RequestClient> => {
+  class RebasedClient extends twilio.RequestClient {
+    override request<T>(opts: Parameters<InstanceType<typeof twilio.RequestClient>["request"]>[0]) {
+      return super.request<T>({ ...opts, uri: opts.uri.replace(/^https:\/\/api\.twilio\.com/, apiUrl) } as never)
+    }
+  }
+  return new RebasedClient({ timeout: timeoutMs })
+}
+
+/**
  * @category services
  */
 export class TwilioClient extends Context.Service<TwilioClient, {
@@ -132,12 +145,15 @@ export class TwilioClient extends Context.Service<TwilioClient, {
    * @category constructors
    */
   static make(settings: TwilioSettings, options: TwilioClientOptions = {}): TwilioClient["Service"] {
+    const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    const httpClient = options.httpClient ??
+      (settings.apiUrl === TWILIO_API_URL ? undefined : rebasedClient(settings.apiUrl, timeout))
     const opts = {
       accountSid: settings.accountSid,
-      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      timeout,
       // 429s are the pacer's business (CarrierPacer.backoff tells every worker), not a per-request retry
       autoRetry: false,
-      ...(options.httpClient === undefined ? {} : { httpClient: options.httpClient })
+      ...(httpClient === undefined ? {} : { httpClient })
     }
     const client = settings.credentials._tag === "AuthToken"
       ? twilio(settings.accountSid, Redacted.value(settings.credentials.authToken), opts)

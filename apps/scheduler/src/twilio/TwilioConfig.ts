@@ -3,7 +3,8 @@
  * Secrets are kept `Redacted`, so no log line or error message ever shows them; an invalid or missing variable is
  * an `InvalidTwilioConfig` naming the variable and the rule.
  */
-import { Config, Effect, Option, Redacted, Schema } from "effect"
+import { publicBaseUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
+import { Config, Effect, Option, Redacted, Result, Schema } from "effect"
 
 /**
  * A Twilio setting is missing or breaks its rule; `variable` names it.
@@ -32,8 +33,14 @@ export type TwilioCredentials =
 export interface TwilioSettings {
   readonly accountSid: string
   readonly credentials: TwilioCredentials
-  /** The https base URL Twilio calls back (status callbacks), without a trailing slash. */
+  /** The base URL Twilio calls back (status callbacks), spelled by `publicBaseUrl` (decision 0606). */
   readonly publicUrl: string
+  /**
+   * Where Twilio's REST API is reached (`SVC_TWILIO_API_URL`, default https://api.twilio.com): an operator's egress
+   * proxy, or a local Twilio double in the end-to-end tests, whose worker processes cannot be handed an SDK
+   * `httpClient` object.
+   */
+  readonly apiUrl: string
   /** The agent runtime's SIP host (and port): answered calls are connected to `sip:{call_id}@{sipServer}`. */
   readonly sipServer: string
   readonly machineDetection: MachineDetection
@@ -44,6 +51,9 @@ export interface TwilioSettings {
 /** The raw variables, absent when unset or empty. */
 export type TwilioEnv = Readonly<Record<string, string | undefined>>
 
+/** Twilio's REST API. */
+export const TWILIO_API_URL = "https://api.twilio.com"
+
 const VARIABLES = [
   "TWILIO_ACCOUNT_SID",
   "TWILIO_AUTH_TOKEN",
@@ -52,7 +62,8 @@ const VARIABLES = [
   "SVC_PUBLIC_URL",
   "SVC_AGENT_SIP_SERVER",
   "SVC_TWILIO_MACHINE_DETECTION",
-  "SVC_TWILIO_RING_TIMEOUT_S"
+  "SVC_TWILIO_RING_TIMEOUT_S",
+  "SVC_TWILIO_API_URL"
 ] as const
 
 const invalid = (variable: string, message: string) =>
@@ -79,9 +90,8 @@ export const parse = (env: TwilioEnv): Effect.Effect<TwilioSettings, InvalidTwil
     const apiSecret = get("TWILIO_API_SECRET")
     let credentials: TwilioCredentials
     if (apiKey !== undefined || apiSecret !== undefined) {
-      if (authToken !== undefined) {
-        return yield* invalid("TWILIO_API_KEY", "and TWILIO_AUTH_TOKEN are both set: set one way to authenticate")
-      }
+      // TWILIO_AUTH_TOKEN may be set too: the server (often the same process, `npm start`) validates Twilio's
+      // callback signatures with it; the scheduler then creates calls with the API key
       if (apiKey === undefined) return yield* invalid("TWILIO_API_KEY", "is required with TWILIO_API_SECRET")
       if (apiSecret === undefined) return yield* invalid("TWILIO_API_SECRET", "is required with TWILIO_API_KEY")
       if (!/^SK[0-9a-fA-F]{32}$/.test(apiKey)) {
@@ -97,21 +107,25 @@ export const parse = (env: TwilioEnv): Effect.Effect<TwilioSettings, InvalidTwil
       }
       credentials = { _tag: "AuthToken", authToken: Redacted.make(authToken) }
     }
-    const publicUrl = get("SVC_PUBLIC_URL")
-    if (publicUrl === undefined) {
-      return yield* invalid("SVC_PUBLIC_URL", "is required when SVC_DIALER=twilio (the https base Twilio calls back)")
+    const publicUrlText = get("SVC_PUBLIC_URL")
+    if (publicUrlText === undefined) {
+      return yield* invalid("SVC_PUBLIC_URL", "is required when SVC_DIALER=twilio (the base URL Twilio calls back)")
     }
-    let url: URL
+    // the one spelling the server validates signatures with (decision 0606): Twilio signs the exact URL it calls
+    const base = publicBaseUrl(publicUrlText)
+    if (Result.isFailure(base)) return yield* invalid("SVC_PUBLIC_URL", base.failure.replace(/^SVC_PUBLIC_URL /, ""))
+    const publicUrl = base.success
+    const apiUrlText = get("SVC_TWILIO_API_URL") ?? TWILIO_API_URL
+    let apiUrl: URL
     try {
-      url = new URL(publicUrl)
+      apiUrl = new URL(apiUrlText)
     } catch {
-      return yield* invalid("SVC_PUBLIC_URL", `must be an absolute https URL (got "${publicUrl}")`)
+      return yield* invalid("SVC_TWILIO_API_URL", `must be an absolute http(s) URL (got "${apiUrlText}")`)
     }
-    // Twilio signs the exact URL it calls; a query or fragment on the base would change every callback URL
-    if (url.protocol !== "https:" || url.search !== "" || url.hash !== "" || url.username !== "") {
+    if ((apiUrl.protocol !== "https:" && apiUrl.protocol !== "http:") || apiUrl.search !== "" || apiUrl.hash !== "") {
       return yield* invalid(
-        "SVC_PUBLIC_URL",
-        `must be an https URL without query, fragment or credentials (got "${publicUrl}")`
+        "SVC_TWILIO_API_URL",
+        `must be an http(s) URL without query or fragment (got "${apiUrlText}")`
       )
     }
     const sipServer = get("SVC_AGENT_SIP_SERVER")
@@ -143,7 +157,8 @@ export const parse = (env: TwilioEnv): Effect.Effect<TwilioSettings, InvalidTwil
     return {
       accountSid,
       credentials,
-      publicUrl: publicUrl.replace(/\/+$/, ""),
+      publicUrl,
+      apiUrl: apiUrlText.replace(/\/+$/, ""),
       sipServer,
       machineDetection: detection,
       ringTimeoutS

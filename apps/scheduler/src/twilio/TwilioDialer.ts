@@ -20,6 +20,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { isTerminal } from "@svc/domain/carrier/TwilioCallStatus.ts"
 import { callEnd, createFailure, type TwilioEndStatus } from "@svc/domain/carrier/TwilioOutcome.ts"
+import { statusCallbackUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
 import {
   type CallEnded,
   type CallLookup,
@@ -75,9 +76,8 @@ const MAX_BACKOFF_MS = 30_000
 /** Calls read from Twilio's list (newest first) when resolving a record left `requesting`. */
 const LIST_LIMIT = 50
 
-/** The status callback URL of `key`: exactly this form (the server validates Twilio's signature over it). */
-export const statusCallbackUrl = (publicUrl: string, key: string): string =>
-  `${publicUrl}/carrier/twilio/status?key=${encodeURIComponent(key)}`
+/** The status callback URL of `key`: the domain's one spelling (the server validates Twilio's signature over it). */
+export { statusCallbackUrl }
 
 /** The port's answer for a terminal record (a `rejected` one has no call and is handled before). */
 export const toCallEnded = (record: TwilioCallRecord): CallEnded => {

@@ -46,6 +46,24 @@ describe("TwilioConfig.parse", () => {
       assert.strictEqual(s.ringTimeoutS, 45)
     }))
 
+  it.effect("an auth token beside an API key (the server's, for signatures): calls are created with the key", () =>
+    Effect.gen(function*() {
+      const s = yield* parse({ ...base, TWILIO_API_KEY: "SK" + "a".repeat(32), TWILIO_API_SECRET: "shh" })
+      assert.strictEqual(s.credentials._tag, "ApiKey")
+    }))
+
+  it.effect("the API base: Twilio's by default, SVC_TWILIO_API_URL (a proxy) without its trailing slash", () =>
+    Effect.gen(function*() {
+      assert.strictEqual((yield* parse(base)).apiUrl, "https://api.twilio.com")
+      const s = yield* parse({ ...base, SVC_TWILIO_API_URL: "http://127.0.0.1:8099/" })
+      assert.strictEqual(s.apiUrl, "http://127.0.0.1:8099")
+      // http callbacks are Twilio's to accept (https in production: docs/dialer.md)
+      assert.strictEqual(
+        (yield* parse({ ...base, SVC_PUBLIC_URL: "http://10.0.0.5:8080" })).publicUrl,
+        "http://10.0.0.5:8080"
+      )
+    }))
+
   const bad: ReadonlyArray<readonly [string, TwilioEnv, string]> = [
     ["no account SID", { ...base, TWILIO_ACCOUNT_SID: undefined }, "TWILIO_ACCOUNT_SID"],
     ["a malformed account SID", { ...base, TWILIO_ACCOUNT_SID: "AC123" }, "TWILIO_ACCOUNT_SID"],
@@ -56,13 +74,11 @@ describe("TwilioConfig.parse", () => {
       "TWILIO_API_SECRET"
     ],
     ["a secret without its key", { ...base, TWILIO_AUTH_TOKEN: undefined, TWILIO_API_SECRET: "x" }, "TWILIO_API_KEY"],
-    [
-      "both an auth token and an API key",
-      { ...base, TWILIO_API_KEY: "SK" + "a".repeat(32), TWILIO_API_SECRET: "x" },
-      "TWILIO_API_KEY"
-    ],
     ["no public URL", { ...base, SVC_PUBLIC_URL: undefined }, "SVC_PUBLIC_URL"],
-    ["an http public URL", { ...base, SVC_PUBLIC_URL: "http://svc.example.com" }, "SVC_PUBLIC_URL"],
+    ["an ftp public URL", { ...base, SVC_PUBLIC_URL: "ftp://svc.example.com" }, "SVC_PUBLIC_URL"],
+    ["a public URL with credentials", { ...base, SVC_PUBLIC_URL: "https://u:p@svc.example.com" }, "SVC_PUBLIC_URL"],
+    ["a relative API URL", { ...base, SVC_TWILIO_API_URL: "api.twilio.com" }, "SVC_TWILIO_API_URL"],
+    ["an API URL with a query", { ...base, SVC_TWILIO_API_URL: "https://proxy.example/?a" }, "SVC_TWILIO_API_URL"],
     ["a public URL with a query", { ...base, SVC_PUBLIC_URL: "https://svc.example.com/?a=1" }, "SVC_PUBLIC_URL"],
     ["a relative public URL", { ...base, SVC_PUBLIC_URL: "svc.example.com" }, "SVC_PUBLIC_URL"],
     ["no SIP server", { ...base, SVC_AGENT_SIP_SERVER: undefined }, "SVC_AGENT_SIP_SERVER"],
