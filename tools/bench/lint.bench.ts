@@ -6,7 +6,7 @@
 // folder, one ~5 MB conversation flow as JSON, and one small file (start-up). Tools:
 //   svc-lint  the bin (`--as-of 2026-11-01 -f json`), compile cache warm (one untimed run first)
 //   spectral  @stoplight/spectral-cli with the six-rule ruleset of shared/reference/spectral-floor.md
-//   floor     read + JSON.parse / js-yaml + one iterative walk of every value (this script, --floor)
+//   floor     read + JSON.parse / js-yaml + one iterative walk of every value (tools/bench/lintFloor.ts)
 // Each measurement is one process under GNU time (`/usr/bin/time -f "%e %M"`: wall seconds and
 // peak RSS), rounds taken round-robin so every tool sees the same background load. Output: a
 // Markdown table of medians (min-max), peak RSS and the Spectral/svc-lint ratio. Before timing,
@@ -20,36 +20,6 @@ import { bigFlow, writeCorpus } from "../../apps/lint/test/support/Corpus.ts"
 const root = path.resolve(import.meta.dirname, "..", "..")
 const bin = path.join(root, "apps", "lint", "bin", "svc-lint.mjs")
 const spectral = path.join(root, "node_modules", "@stoplight", "spectral-cli", "dist", "index.js")
-
-// --- floor mode: the cheapest possible "linter" (read, parse, walk) --------------------------
-
-const floor = async (inputs: Array<string>) => {
-  const { load } = await import("js-yaml")
-  let values = 0
-  const visit = (file: string) => {
-    const text = fs.readFileSync(file, "utf8")
-    const doc: unknown = file.endsWith(".json") ? JSON.parse(text) : load(text)
-    const stack: Array<unknown> = [doc]
-    while (stack.length > 0) {
-      const v = stack.pop()
-      values++
-      if (Array.isArray(v)) { for (const x of v) stack.push(x) }
-      else if (v !== null && typeof v === "object") { for (const x of Object.values(v)) stack.push(x) }
-    }
-  }
-  const walk = (p: string) => {
-    const stat = fs.statSync(p)
-    if (stat.isDirectory()) { for (const name of fs.readdirSync(p).sort()) walk(path.join(p, name)) }
-    else if (/\.(json|ya?ml)$/.test(p)) visit(p)
-  }
-  for (const input of inputs) walk(input)
-  process.stdout.write(`${values} values\n`)
-}
-
-if (process.argv[2] === "--floor") {
-  await floor(process.argv.slice(3))
-  process.exit(0)
-}
 
 // --- the ruleset Spectral runs (shared/reference/spectral-floor.md section 2) --------------------
 
@@ -162,7 +132,7 @@ const commands = (w: (typeof workloads)[number]) => ({
     "out-spectral.json",
     w.glob
   ],
-  floor: [process.execPath, path.join(root, "tools", "bench", "lint.bench.ts"), "--floor", ...w.paths]
+  floor: [process.execPath, path.join(root, "tools", "bench", "lintFloor.ts"), ...w.paths]
 })
 
 // Correctness first: both linters must find what was planted (Spectral cannot read source files).

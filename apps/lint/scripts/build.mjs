@@ -14,8 +14,12 @@ const root = path.resolve(import.meta.dirname, "..")
 const dist = path.join(root, "dist")
 fs.mkdirSync(dist, { recursive: true })
 
+// The cache key's code identity (src/CodeIdentity.ts): the hash of the sources this build is made of.
+const { hashSources, sourceRoots } = await import("../src/CodeIdentity.ts")
+
 const common = {
   bundle: true,
+  define: { SVC_LINT_SOURCE_HASH: JSON.stringify(hashSources(sourceRoots(path.join(root, "src")))) },
   platform: "node",
   target: "node22",
   minify: true,
@@ -62,6 +66,8 @@ await esbuild.build({
   entryPoints: [path.join(root, "src", "snapshot.ts")],
   format: "cjs",
   outfile: snapshotEntry,
+  // Only CodeIdentity.ts reads it, in the branch the build's SVC_LINT_SOURCE_HASH leaves dead.
+  define: { ...common.define, "import.meta.dirname": "\"\"" },
   plugins: [lazySegmenter]
 })
 const built = spawnSync(process.execPath, ["--snapshot-blob", blob, "--build-snapshot", snapshotEntry], {

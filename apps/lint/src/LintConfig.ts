@@ -37,6 +37,8 @@ export class ConfigError extends Error {}
 
 /** One `overrides` entry, compiled. */
 export interface Override {
+  /** The globs as written, relative to the config file's folder (the cache key hashes them). */
+  readonly files: ReadonlyArray<string>
   readonly matches: (relativeToConfig: string) => boolean
   readonly kind: ConfigKind | undefined
   readonly rules: ReadonlyMap<string, Setting>
@@ -204,6 +206,7 @@ export const decode = (file: string, u: unknown): LintConfig => {
         throw new ConfigError(`${where}.kind: expected one of ${configKinds.join(", ")}`)
       }
       return {
+        files,
         matches: compileAll(files),
         kind: entry.kind as ConfigKind | undefined,
         rules: entry.rules === undefined ? new Map() : ruleSettings(`${where}.rules`, entry.rules)

@@ -308,19 +308,62 @@ const lintSource = (ctx: LintContext, settings: FileSettings, file: InputFile, t
   return out
 }
 
-/** Reads a file for linting, or says why it is skipped. */
-const read = (file: InputFile, maxFileSize: number): { text: string } | { skipped: string } => {
-  let buffer: Buffer
+/** A text file's bytes and its stat, or why the file is not checked. */
+export type FileInput =
+  | { readonly buffer: Buffer; readonly stat: fs.Stats }
+  | { readonly skipped: string }
+
+const readAll = (fd: number, size: number): Buffer => {
+  const buffer = Buffer.allocUnsafe(size)
+  let offset = 0
+  while (offset < size) {
+    const n = fs.readSync(fd, buffer, offset, size - offset, null)
+    if (n === 0) return buffer.subarray(0, offset)
+    offset += n
+  }
+  // Files whose stat size is 0 or too small (procfs, a file still being written): read to the end.
+  const more: Array<Buffer> = []
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(64 * 1024)
+    const n = fs.readSync(fd, chunk, 0, chunk.length, null)
+    if (n === 0) break
+    more.push(chunk.subarray(0, n))
+  }
+  return more.length === 0 ? buffer : Buffer.concat([buffer, ...more])
+}
+
+/**
+ * Reads a file for linting, or says why it is skipped. One open, fstat, read and close: the stat
+ * comes with the bytes, so the cache (LintCache.ts) records it without another system call.
+ */
+export const readInput = (file: InputFile, maxFileSize: number): FileInput => {
+  let fd: number
   try {
-    const size = fs.statSync(file.path).size
-    if (size > maxFileSize) return { skipped: `larger than --max-file-size (${size} > ${maxFileSize} bytes)` }
-    buffer = fs.readFileSync(file.path)
+    fd = fs.openSync(file.path, "r")
+  } catch (error) {
+    // Same answer as stat-then-read: a file too large is reported as such even when unreadable.
+    try {
+      const size = fs.statSync(file.path).size
+      if (size > maxFileSize) return { skipped: `larger than --max-file-size (${size} > ${maxFileSize} bytes)` }
+    } catch {
+      // reported below
+    }
+    return { skipped: `unreadable (${(error as NodeJS.ErrnoException).code ?? String(error)})` }
+  }
+  let buffer: Buffer
+  let stat: fs.Stats
+  try {
+    stat = fs.fstatSync(fd)
+    if (stat.size > maxFileSize) return { skipped: `larger than --max-file-size (${stat.size} > ${maxFileSize} bytes)` }
+    buffer = readAll(fd, stat.size)
   } catch (error) {
     return { skipped: `unreadable (${(error as NodeJS.ErrnoException).code ?? String(error)})` }
+  } finally {
+    fs.closeSync(fd)
   }
   const probe = buffer.length > BINARY_PROBE ? buffer.subarray(0, BINARY_PROBE) : buffer
   if (probe.includes(0)) return { skipped: "binary content" }
-  return { text: buffer.toString("utf8") }
+  return { buffer, stat }
 }
 
 const applyDirectives = (
@@ -375,9 +418,16 @@ export const lintFile = (
   ctx: LintContext,
   file: InputFile,
   usedEntries: Set<number>
+): FileOutcome => lintInput(ctx, file, readInput(file, ctx.maxFileSize), usedEntries)
+
+/** Lints one file already read by `readInput`. */
+export const lintInput = (
+  ctx: LintContext,
+  file: InputFile,
+  input: FileInput,
+  usedEntries: Set<number>
 ): FileOutcome => {
   const settings = settingsFor(ctx.config, file.path)
-  const input = read(file, ctx.maxFileSize)
   if ("skipped" in input) {
     const level = linterLevel(settings, "file-skipped")
     return {
@@ -387,7 +437,7 @@ export const lintFile = (
       suppressed: 0
     }
   }
-  const text = input.text
+  const text = input.buffer.toString("utf8")
   const located = file.format === "json"
     ? lintJson(ctx, settings, file, text)
     : file.format === "yaml"

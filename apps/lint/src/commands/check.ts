@@ -3,13 +3,13 @@
  * `--as-of` date, applies suppressions and the baseline, optionally fixes, renders each requested
  * format and sets the exit code (0 clean, 1 problems at or above `--fail-on`, 2 usage/config error).
  */
-import { Config, Console, Effect, Option } from "effect"
+import { Clock, Config, Console, Effect, Option } from "effect"
 import { Argument, Flag } from "effect/cli"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import * as AsOf from "../AsOf.ts"
 import * as Baseline from "../Baseline.ts"
-import { defaultSourceExtensions, discover, type Discovery } from "../Discovery.ts"
+import { defaultSourceExtensions, discover, type Discovery, type InputFile } from "../Discovery.ts"
 import { LintFailed, UsageError } from "../Exit.ts"
 import { compileAll } from "../Glob.ts"
 import type { Level } from "../Level.ts"
@@ -92,6 +92,14 @@ export const checkConfig = {
     Flag.withDescription("Skip files larger than this many MiB (default 20)"),
     Flag.withDefault(20)
   ),
+  cache: Flag.Boolean("cache").pipe(
+    Flag.withDescription("Re-check only the files that changed since the last --cache run (same results)"),
+    Flag.withDefault(false)
+  ),
+  cacheLocation: Flag.String("cache-location").pipe(
+    Flag.withDescription("Cache file, or a folder to hold .svc-lint-cache (default: .svc-lint-cache here)"),
+    Flag.optional
+  ),
   color: Flag.Boolean("color").pipe(
     Flag.withDescription("Colour the stylish output (default: when stdout is a terminal and NO_COLOR is unset)"),
     Flag.optional
@@ -115,6 +123,8 @@ type CheckInput = {
   readonly baseline: Option.Option<string>
   readonly updateBaseline: boolean
   readonly maxFileSize: number
+  readonly cache: boolean
+  readonly cacheLocation: Option.Option<string>
   readonly color: Option.Option<boolean>
 }
 
@@ -252,6 +262,23 @@ export const prepare = Effect.fnUntraced(function*(input: {
   return { cwd, asOf, config, ctx, found, suppressions } satisfies Setup
 })
 
+/** Loads the cache of a `--cache` run, keyed by this run's context (LintCache.ts). */
+const openCache = Effect.fnUntraced(function*(
+  cwd: string,
+  ctx: LintContext,
+  suppressions: SuppressionsFile.SuppressionsFile | undefined,
+  location: Option.Option<string>
+) {
+  const LintCache = yield* Effect.promise(() => import("../LintCache.ts"))
+  const now = yield* Clock.currentTimeMillis
+  const suppressionsBytes = suppressions === undefined
+    ? undefined
+    : yield* attempt(() => ({ path: suppressions.path, bytes: fs.readFileSync(suppressions.path) }))
+  const key = LintCache.runKey({ cwd, ctx, suppressions: suppressionsBytes })
+  const state = LintCache.open(LintCache.resolveLocation(cwd, Option.getOrUndefined(location)), cwd, key)
+  return { LintCache, state, now }
+})
+
 /** The root command's handler. */
 export const runCheck = Effect.fn("svc-lint.check")(function*(input: CheckInput) {
   const outputs = resolveOutputs(input.format, input.output)
@@ -265,7 +292,16 @@ export const runCheck = Effect.fn("svc-lint.check")(function*(input: CheckInput)
   const baselineFile = Option.getOrUndefined(input.baseline) ?? config.baseline
   if (input.updateBaseline && baselineFile === undefined) return yield* usage("--update-baseline needs --baseline FILE")
 
-  let run = lintAll(ctx, found.files)
+  if (!input.cache && Option.isSome(input.cacheLocation)) return yield* usage("--cache-location needs --cache")
+
+  // --cache (decision 0630): unchanged files take their problems from the cache; the report is
+  // byte for byte the one an uncached run prints.
+  const cache = input.cache ? yield* openCache(cwd, ctx, suppressions, input.cacheLocation) : undefined
+  const lint = cache === undefined
+    ? (files: ReadonlyArray<InputFile>) => lintAll(ctx, files)
+    : (files: ReadonlyArray<InputFile>) => cache.LintCache.lintAll(ctx, files, cache.state, cache.now)
+
+  let run = lint(found.files)
   let fixed = 0
   if (input.fix || input.fixDryRun) {
     const { applyAll } = yield* Effect.promise(() => import("../Fixer.ts"))
@@ -273,14 +309,20 @@ export const runCheck = Effect.fn("svc-lint.check")(function*(input: CheckInput)
     if (input.fixDryRun) {
       if (result.diff.length > 0) yield* Effect.sync(() => process.stdout.write(result.diff))
     } else if (result.files.length > 0) {
-      // Report what is left in the fixed files.
-      const again = lintAll(ctx, found.files.filter((f) => result.files.includes(f.relative)))
+      // Report what is left in the fixed files. Their bytes changed, so with --cache they are
+      // linted again and their entries replaced.
+      const again = lint(found.files.filter((f) => result.files.includes(f.relative)))
       const before = run.problems.length
       const rest = run.problems.filter((p) => !result.files.includes(p.file))
       run = { ...run, problems: [...rest, ...again.problems] }
       fixed = before - run.problems.length
     }
     for (const failure of result.failures) yield* Console.error(`svc-lint: not fixed: ${failure}`)
+  }
+
+  if (cache !== undefined) {
+    const failure = cache.LintCache.save(cache.state)
+    if (failure !== undefined) yield* Console.error(`svc-lint: warning: ${failure}`)
   }
 
   let problems: Array<Problem> = run.problems
