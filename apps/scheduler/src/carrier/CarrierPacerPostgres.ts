@@ -36,7 +36,7 @@ export const store: Effect.Effect<SlotPacer.SlotStore, never, SqlClient.SqlClien
         Effect.map((rows) => rows[0]!.slot),
         guard(account)
       ),
-    pause: (account, untilUs) =>
+    pause: (account, _nowUs, untilUs) =>
       sql`
         INSERT INTO carrier_pacing AS p (account, next_at, paused_until) VALUES (${account}, 0, ${untilUs}::bigint)
         ON CONFLICT (account) DO UPDATE SET paused_until = GREATEST(p.paused_until, EXCLUDED.paused_until)`.pipe(

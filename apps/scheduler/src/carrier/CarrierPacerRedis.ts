@@ -32,7 +32,7 @@ local paused = tonumber(state[2]) or 0
 local slot = math.max(tonumber(state[1]) or 0, now, paused)
 local next_at = slot + tonumber(ARGV[2])
 redis.call("HSET", KEYS[1], "next_at", string.format("%.0f", next_at))
-redis.call("PEXPIRE", KEYS[1], math.ceil((math.max(next_at, paused) - now) / 1000) + 60000)
+redis.call("PEXPIRE", KEYS[1], math.ceil(math.max(next_at - now, paused - now, 0) / 1000) + 60000)
 return string.format("%.0f", slot)
 `
   }
@@ -47,7 +47,7 @@ local state = redis.call("HMGET", KEYS[1], "next_at", "paused_until")
 local paused = math.max(tonumber(state[2]) or 0, tonumber(ARGV[2]))
 redis.call("HSET", KEYS[1], "paused_until", string.format("%.0f", paused))
 local last = math.max(tonumber(state[1]) or 0, paused)
-redis.call("PEXPIRE", KEYS[1], math.ceil((last - tonumber(ARGV[1])) / 1000) + 60000)
+redis.call("PEXPIRE", KEYS[1], math.ceil(math.max(last - tonumber(ARGV[1]), 0) / 1000) + 60000)
 return 1
 `
   }
@@ -66,12 +66,7 @@ export const store: Effect.Effect<SlotPacer.SlotStore, never, Redis.Redis> = Eff
     self.pipe(Effect.timeout(TIMEOUT), Effect.mapError(SlotPacer.unavailable("Redis", account)))
   return {
     take: (account, nowUs, intervalUs) => take(account, nowUs, intervalUs).pipe(Effect.map(Number), guard(account)),
-    // the pause's own expiry is counted from the same Clock as the slots
-    pause: (account, untilUs) =>
-      Effect.flatMap(
-        Effect.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe() * 1_000)),
-        (nowUs) => pause(account, nowUs, untilUs).pipe(Effect.asVoid, guard(account))
-      ),
+    pause: (account, nowUs, untilUs) => pause(account, nowUs, untilUs).pipe(Effect.asVoid, guard(account)),
     pausedUntil: (account) =>
       redis.send<string | null>("HGET", key(account), "paused_until").pipe(
         Effect.map((value) => (value === null ? 0 : Number(value))),

@@ -28,8 +28,8 @@ import * as CarrierPacingMetrics from "./CarrierPacingMetrics.ts"
 export interface SlotStore {
   /** Takes `account`'s next slot at `nowUs`, `intervalUs` wide; returns the slot's start (>= nowUs), epoch us. */
   readonly take: (account: string, nowUs: number, intervalUs: number) => Effect.Effect<number, DialerUnavailable>
-  /** No slot of `account` starts before `untilUs` (a later pause already set wins). */
-  readonly pause: (account: string, untilUs: number) => Effect.Effect<void, DialerUnavailable>
+  /** No slot of `account` starts before `untilUs` (a later pause already set wins); `nowUs` is the caller's time. */
+  readonly pause: (account: string, nowUs: number, untilUs: number) => Effect.Effect<void, DialerUnavailable>
   /** The end of `account`'s latest pause (0 when never paused), epoch us. */
   readonly pausedUntil: (account: string) => Effect.Effect<number, DialerUnavailable>
 }
@@ -72,7 +72,7 @@ export const make = (store: SlotStore, settings: CarrierPacingConfig.CarrierPaci
   const backoff = (account: string, ms: number) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      yield* store.pause(account, Math.round((now + Math.max(0, ms)) * 1_000))
+      yield* store.pause(account, now * 1_000, Math.round((now + Math.max(0, ms)) * 1_000))
       yield* Metric.update(CarrierPacingMetrics.backoffs, 1)
     }).pipe(
       // The port's backoff cannot fail: when the store is away the next acquire fails with DialerUnavailable
