@@ -70,13 +70,12 @@ describe("carrier pacing in PostgreSQL", () => {
       Effect.gen(function*() {
         const { admin, name, url } = yield* freshDatabase
         const pacer = yield* postgresWorker(url, at(5))
-        yield* pacer.acquireSlot("AC_down")
-        yield* DatabaseAdmin.dropDatabase(admin, name)
-        const error = yield* Effect.flip(pacer.acquireSlot("AC_down"))
-        assert.strictEqual(error._tag, "DialerUnavailable")
-        assert.include(error.message, "PostgreSQL")
-        assert.include(error.message, "AC_down")
-        yield* pacer.backoff("AC_down", 1_000)
+        yield* Scenarios.unavailableWhenStoreGone(
+          pacer,
+          "PostgreSQL",
+          Effect.orDie(DatabaseAdmin.dropDatabase(admin, name)),
+          6_000
+        )
       }).pipe(Effect.scoped),
     30_000
   )

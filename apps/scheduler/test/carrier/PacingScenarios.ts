@@ -77,6 +77,7 @@ export const backoffPausesEveryWorker = (workers: Workers) =>
     const [a, b] = workers
     const account = "AC_backoff"
     yield* TestClock.setTime(T0)
+    const backoffsBefore = (yield* Metric.value(CarrierPacingMetrics.backoffs)).count
     // cps 5: slots 200 ms apart
     assert.strictEqual(yield* a.acquireSlot(account), T0 * 1_000)
     const done: Array<readonly [string, number, number]> = []
@@ -119,6 +120,7 @@ export const backoffPausesEveryWorker = (workers: Workers) =>
     yield* settle
     assert.deepStrictEqual(done[2], ["later", T0 + 6_200, T0 + 6_200])
     yield* Fiber.join(later)
+    assert.strictEqual((yield* Metric.value(CarrierPacingMetrics.backoffs)).count, backoffsBefore + 3)
   })
 
 /**
@@ -173,4 +175,28 @@ export const storeKeepsExactIntervals = (store: SlotStore) =>
     assert.strictEqual(yield* store.pausedUntil("AC_never"), 0)
     yield* store.pause("AC_past", now, now - 10_000_000)
     assert.strictEqual(yield* store.take("AC_past", now, 1_000_000), now)
+  })
+
+/**
+ * The store gone (the caller stops it in `stop`): acquire fails with `DialerUnavailable` naming the store and the
+ * account, within `withinMs`, and is counted; backoff does not fail.
+ */
+export const unavailableWhenStoreGone = (
+  pacer: SlotPacer,
+  store: string,
+  stop: Effect.Effect<void>,
+  withinMs: number
+) =>
+  Effect.gen(function*() {
+    yield* pacer.acquireSlot("AC_down")
+    yield* stop
+    const before = (yield* Metric.value(CarrierPacingMetrics.unavailable)).count
+    const started = Date.now()
+    const error = yield* Effect.flip(pacer.acquireSlot("AC_down"))
+    assert.strictEqual(error._tag, "DialerUnavailable")
+    assert.include(error.message, store)
+    assert.include(error.message, "AC_down")
+    assert.isBelow(Date.now() - started, withinMs)
+    assert.strictEqual((yield* Metric.value(CarrierPacingMetrics.unavailable)).count, before + 1)
+    yield* pacer.backoff("AC_down", 1_000)
   })
