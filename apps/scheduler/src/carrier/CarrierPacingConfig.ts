@@ -24,6 +24,12 @@ export interface CarrierPacingSettings {
   readonly backoffBaseMs: number
   /** Longest backoff (`SVC_CARRIER_BACKOFF_MAX_MS`). */
   readonly backoffMaxMs: number
+  /**
+   * `SVC_CARRIER_START_TOLERANCE_MS`: when set, a call creation never starts later than this after its slot (a
+   * later one gives the slot up) and slots are spaced (1000 + tolerance) / cps ms apart, so that no 1 s window
+   * holds more than ceil(cps) STARTS, not only slots, at a rate tolerance/1000 lower (decision 0610). Off by default.
+   */
+  readonly startToleranceMs: Option.Option<number>
 }
 
 /** @category constructors */
@@ -31,16 +37,19 @@ export const defaults = (overrides: Partial<CarrierPacingSettings> = {}): Carrie
   cps: 1,
   backoffBaseMs: 1_000,
   backoffMaxMs: 30_000,
+  startToleranceMs: Option.none(),
   ...overrides
 })
 
 /**
  * Microseconds between two slots at `cps`, rounded UP to a whole microsecond: slots at least 1/cps s apart keep
- * any 1 s window to ceil(cps) call creations, and the rate is at most 1 us per slot slower than asked.
+ * any 1 s window to ceil(cps) call creations, and the rate is at most 1 us per slot slower than asked. With a start
+ * tolerance the window that must hold ceil(cps) slots is 1 s + the tolerance.
  *
  * @category constructors
  */
-export const intervalMicros = (cps: number): number => Math.ceil(1_000_000 / cps)
+export const intervalMicros = (cps: number, toleranceMs = 0): number =>
+  Math.ceil((1_000_000 + toleranceMs * 1_000) / cps)
 
 /**
  * The backoff after the `consecutive`-th refusal in a row (1 for the first): base x 2^(n-1), at most the maximum,
@@ -87,7 +96,8 @@ export const load: Effect.Effect<CarrierPacingSettings, Config.ConfigError | Inv
     const c = yield* Config.all({
       cps: Config.option(Config.String("SVC_CARRIER_CPS")),
       backoffBaseMs: Config.option(Config.String("SVC_CARRIER_BACKOFF_MS")),
-      backoffMaxMs: Config.option(Config.String("SVC_CARRIER_BACKOFF_MAX_MS"))
+      backoffMaxMs: Config.option(Config.String("SVC_CARRIER_BACKOFF_MAX_MS")),
+      startToleranceMs: Config.option(Config.String("SVC_CARRIER_START_TOLERANCE_MS"))
     })
     const fallback = defaults()
     const cps = Option.isSome(c.cps)
@@ -109,5 +119,17 @@ export const load: Effect.Effect<CarrierPacingSettings, Config.ConfigError | Inv
           `SVC_CARRIER_BACKOFF_MAX_MS must be at least SVC_CARRIER_BACKOFF_MS (got ${backoffMaxMs} < ${backoffBaseMs})`
       })
     }
-    return { cps, backoffBaseMs, backoffMaxMs }
+    let startToleranceMs = Option.none<number>()
+    if (Option.isSome(c.startToleranceMs)) {
+      const text = c.startToleranceMs.value
+      const value = text.trim() === "" ? Number.NaN : Number(text)
+      if (!Number.isInteger(value) || value < 0 || value > 1_000) {
+        return yield* new InvalidCarrierPacingConfig({
+          message:
+            `SVC_CARRIER_START_TOLERANCE_MS must be a whole number of milliseconds from 0 to 1000 (got "${text}")`
+        })
+      }
+      startToleranceMs = Option.some(value)
+    }
+    return { cps, backoffBaseMs, backoffMaxMs, startToleranceMs }
   })

@@ -34,6 +34,12 @@ export const unavailable = Metric.counter("svc_scheduler_carrier_pacing_unavaila
   incremental: true
 })
 
+/** @category models */
+export const late = Metric.counter("svc_scheduler_carrier_pacing_late_slots_total", {
+  description: "Slots given up because the call creation would have started later than SVC_CARRIER_START_TOLERANCE_MS",
+  incremental: true
+})
+
 /** One slot taken after waiting `waitedMs` (0: at once). */
 export const slot = (waitedMs: number) =>
   waitedMs > 0
@@ -45,7 +51,7 @@ export const slot = (waitedMs: number) =>
 
 /** Every series at 0 from start-up (SchedulerMetrics.registerAll says why). */
 export const registerAll: Effect.Effect<void> = Effect.forEach(
-  [acquires, waits, waitSeconds, backoffs, unavailable],
+  [acquires, waits, waitSeconds, backoffs, unavailable, late],
   (metric) => Metric.update(metric, 0),
   { discard: true }
 )

@@ -14,7 +14,7 @@
  * those already waiting. Times in the store are epoch microseconds (migration 0021 says why).
  */
 import { DialerUnavailable } from "@svc/domain/ports/Dialer.ts"
-import { Clock, Effect, Metric } from "effect"
+import { Clock, Effect, Metric, Option } from "effect"
 import { CarrierPacer } from "./CarrierPacer.ts"
 import * as CarrierPacingConfig from "./CarrierPacingConfig.ts"
 import * as CarrierPacingMetrics from "./CarrierPacingMetrics.ts"
@@ -45,28 +45,46 @@ export interface SlotPacer {
   readonly backoff: (account: string, ms: number) => Effect.Effect<void>
 }
 
+// Late slots given up in a row before an acquire fails (start tolerance only).
+const MAX_LATE_RETAKES = 5
+
 /** @category constructors */
 export const make = (store: SlotStore, settings: CarrierPacingConfig.CarrierPacingSettings): SlotPacer => {
-  const intervalUs = CarrierPacingConfig.intervalMicros(settings.cps)
+  const tolerance = settings.startToleranceMs
+  const intervalUs = CarrierPacingConfig.intervalMicros(settings.cps, Option.getOrElse(tolerance, () => 0))
   const acquireSlot = (account: string) =>
     Effect.gen(function*() {
       let waitedMs = 0
+      let dropped = 0
       while (true) {
         const slotUs = yield* store.take(account, (yield* Clock.currentTimeMillis) * 1_000, intervalUs)
         // measured after the round trip: the sleep ends at the slot, not one round trip after it
         const waitMs = Math.ceil(slotUs / 1_000 - (yield* Clock.currentTimeMillis))
-        if (waitMs <= 0) {
-          yield* CarrierPacingMetrics.slot(waitedMs)
-          return slotUs
+        if (waitMs > 0) {
+          yield* Effect.sleep(waitMs)
+          waitedMs += waitMs
+          // A backoff set while this fiber slept, whose pause covers the slot: the carrier asked every worker to
+          // hold off, so this slot is given up (a gap in the schedule) and one after the pause is taken instead.
+          if ((yield* store.pausedUntil(account)) > slotUs) continue
         }
-        yield* Effect.sleep(waitMs)
-        waitedMs += waitMs
-        // A backoff set while this fiber slept, whose pause covers the slot: the carrier asked every worker to
-        // hold off, so this slot is given up (a gap in the schedule) and one after the pause is taken instead.
-        if ((yield* store.pausedUntil(account)) <= slotUs) {
-          yield* CarrierPacingMetrics.slot(waitedMs)
-          return slotUs
+        if (Option.isSome(tolerance)) {
+          // With a start tolerance, a call creation starts no later than `tolerance` after its slot: a later one
+          // (a slow round trip, a starved timer) would bunch with the next slots, so the slot is given up and a
+          // new one taken; bounded, so a store slower than the tolerance fails instead of retaking forever.
+          const lateMs = (yield* Clock.currentTimeMillis) - slotUs / 1_000
+          if (lateMs > tolerance.value) {
+            yield* Metric.update(CarrierPacingMetrics.late, 1)
+            if (++dropped >= MAX_LATE_RETAKES) {
+              return yield* new DialerUnavailable({
+                message: `carrier pacing for account ${account}: ${dropped} slots in a row started more than ` +
+                  `${tolerance.value} ms late (SVC_CARRIER_START_TOLERANCE_MS); the worker or the store is too slow`
+              })
+            }
+            continue
+          }
         }
+        yield* CarrierPacingMetrics.slot(waitedMs)
+        return slotUs
       }
     }).pipe(Effect.tapError(() => Metric.update(CarrierPacingMetrics.unavailable, 1)))
   const backoff = (account: string, ms: number) =>

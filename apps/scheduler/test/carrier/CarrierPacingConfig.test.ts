@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect } from "effect"
+import { ConfigProvider, Effect, Option } from "effect"
 import * as CarrierPacingConfig from "../../src/carrier/CarrierPacingConfig.ts"
 
 const load = (env: Record<string, string>) =>
@@ -8,7 +8,12 @@ const load = (env: Record<string, string>) =>
 describe("CarrierPacingConfig", () => {
   it.effect("defaults: 1 call/s per account (Twilio's default), backoff from 1 s up to 30 s", () =>
     Effect.gen(function*() {
-      assert.deepStrictEqual(yield* load({}), { cps: 1, backoffBaseMs: 1_000, backoffMaxMs: 30_000 })
+      assert.deepStrictEqual(yield* load({}), {
+        cps: 1,
+        backoffBaseMs: 1_000,
+        backoffMaxMs: 30_000,
+        startToleranceMs: Option.none()
+      })
     }))
 
   it.effect("SVC_CARRIER_CPS takes whole and fractional rates", () =>
@@ -33,7 +38,7 @@ describe("CarrierPacingConfig", () => {
     Effect.gen(function*() {
       assert.deepStrictEqual(
         yield* load({ SVC_CARRIER_BACKOFF_MS: "250", SVC_CARRIER_BACKOFF_MAX_MS: "4000" }),
-        { cps: 1, backoffBaseMs: 250, backoffMaxMs: 4_000 }
+        { cps: 1, backoffBaseMs: 250, backoffMaxMs: 4_000, startToleranceMs: Option.none() }
       )
       for (const bad of ["0", "1.5", "soon"]) {
         const error = yield* Effect.flip(load({ SVC_CARRIER_BACKOFF_MS: bad }))
@@ -42,6 +47,26 @@ describe("CarrierPacingConfig", () => {
       const error = yield* Effect.flip(load({ SVC_CARRIER_BACKOFF_MS: "5000", SVC_CARRIER_BACKOFF_MAX_MS: "1000" }))
       assert.include(error.message, "SVC_CARRIER_BACKOFF_MAX_MS must be at least SVC_CARRIER_BACKOFF_MS")
     }))
+
+  it.effect("SVC_CARRIER_START_TOLERANCE_MS: off by default, else whole milliseconds from 0 to 1000", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual((yield* load({ SVC_CARRIER_START_TOLERANCE_MS: "20" })).startToleranceMs, Option.some(20))
+      assert.deepStrictEqual((yield* load({ SVC_CARRIER_START_TOLERANCE_MS: "0" })).startToleranceMs, Option.some(0))
+      for (const bad of ["-1", "2.5", "1001", "soon"]) {
+        const error = yield* Effect.flip(load({ SVC_CARRIER_START_TOLERANCE_MS: bad }))
+        assert.include(error.message, "SVC_CARRIER_START_TOLERANCE_MS must be a whole number of milliseconds", bad)
+      }
+    }))
+
+  it("a start tolerance widens the interval so ceil(cps) slots span 1 s plus the tolerance", () => {
+    assert.strictEqual(CarrierPacingConfig.intervalMicros(50, 20), 20_400)
+    assert.strictEqual(CarrierPacingConfig.intervalMicros(5, 10), 202_000)
+    for (const [cps, tolerance] of [[50, 20], [3, 7], [0.5, 100], [7, 0]] as const) {
+      const interval = CarrierPacingConfig.intervalMicros(cps, tolerance)
+      // starts lie in [slot, slot + tolerance]: the slots of one second's starts lie in 1 s + tolerance
+      assert.isAtMost(Math.ceil((1_000_000 + tolerance * 1_000) / interval), Math.ceil(cps), `${cps} ${tolerance}`)
+    }
+  })
 
   it("intervals are rounded up to whole microseconds, so ceil(cps) slots at most fit in one second", () => {
     assert.strictEqual(CarrierPacingConfig.intervalMicros(1), 1_000_000)
