@@ -3,13 +3,16 @@
 // baseline in the same run: the same schedule (SlotPacer) over an in-process store, two workers in ONE process, no
 // round trips (what pacing costs when nothing is shared).
 //
+// Two more paths run each store with a start tolerance of `--tolerance` ms (SVC_CARRIER_START_TOLERANCE_MS, default
+// 20): slots further apart, late ones given up, so that starts too stay within ceil(cps) a second.
+//
 // Each worker runs `--acquirers` (default 4) fibers that take slots back to back, as a dispatcher with calls
 // waiting would. Reported, median over the rounds: the achieved rate (slots returned, first to last; goal within
 // 5 % of --cps), the most call creations started in any 1 s window (by slot time, which must never exceed
 // ceil(cps), and by the time acquire returned), and the acquire latency past the slot (how late after its slot a
 // call creation may start: the round trips and timer delay), p50 / p99.
 //
-//   node tools/bench/carrierPacing.bench.ts [--rounds=5] [--cps=50] [--seconds=10] [--acquirers=4]
+//   node tools/bench/carrierPacing.bench.ts [--rounds=5] [--cps=50] [--seconds=10] [--acquirers=4] [--tolerance=20]
 //
 // Needs /usr/bin/redis-server (or SVC_REDIS_SERVER); PostgreSQL is DATABASE_URL when set, else an embedded server
 // in a temporary directory. Rounds alternate the three paths and rotate their order. Exits 0 either way.
@@ -19,7 +22,7 @@ import * as CarrierPacerRedis from "@svc/scheduler/carrier/CarrierPacerRedis.ts"
 import * as CarrierPacingConfig from "@svc/scheduler/carrier/CarrierPacingConfig.ts"
 import * as SlotPacer from "@svc/scheduler/carrier/SlotPacer.ts"
 import * as Database from "@svc/store/Database.ts"
-import { Clock, Effect, Layer, Redacted } from "effect"
+import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -30,7 +33,13 @@ const rounds = argument("rounds", 5)
 const cps = argument("cps", 50)
 const seconds = argument("seconds", 10)
 const acquirers = argument("acquirers", 4)
-const settings = CarrierPacingConfig.defaults({ cps })
+// --tolerance=N: the start tolerance of the "tolerance" paths (SVC_CARRIER_START_TOLERANCE_MS)
+const tolerance = argument("tolerance", 20)
+const strict = process.argv.includes("--strict")
+const settings = CarrierPacingConfig.defaults({
+  cps,
+  startToleranceMs: strict ? Option.some(tolerance) : Option.none()
+})
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
 
 interface Taken {
@@ -38,23 +47,35 @@ interface Taken {
   readonly returnedMs: number
 }
 
+interface Run {
+  readonly taken: ReadonlyArray<Taken>
+  readonly failed: number
+}
+
 /** `acquirers` fibers on `pacer` taking slots of `account` from `startMs` for `seconds`. */
 const drive = (pacers: ReadonlyArray<SlotPacer.SlotPacer>, account: string, startMs: number) =>
   Effect.gen(function*() {
     const taken: Array<Taken> = []
+    const failures: Array<1> = []
     yield* Effect.sleep(Math.max(0, startMs - (yield* Clock.currentTimeMillis)))
     const acquirer = (pacer: SlotPacer.SlotPacer) =>
       Effect.gen(function*() {
         while ((yield* Clock.currentTimeMillis) < startMs + seconds * 1_000) {
-          const slotUs = yield* pacer.acquireSlot(account)
+          // with a start tolerance, five late slots in a row fail an acquire (DialerUnavailable): counted, not fatal
+          const slotUs = yield* Effect.catchTag(
+            pacer.acquireSlot(account),
+            "DialerUnavailable",
+            () => Effect.succeed(-1)
+          )
           // sub-millisecond return times: the latency past the slot is a few hundred microseconds
-          taken.push({ slotUs, returnedMs: performance.timeOrigin + performance.now() })
+          if (slotUs >= 0) taken.push({ slotUs, returnedMs: performance.timeOrigin + performance.now() })
+          else failures.push(1)
         }
       })
     yield* Effect.all(pacers.flatMap((p) => Array.from({ length: acquirers }, () => acquirer(p))), {
       concurrency: "unbounded"
     })
-    return taken
+    return { taken, failed: failures.length }
   })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -76,8 +97,7 @@ if (child !== undefined) {
         new Promise<number>((resolve) => lines.once("line", (l) => resolve(Number(l))))
       )
       lines.close()
-      const taken = yield* drive([pacer], account, startMs)
-      process.stdout.write(JSON.stringify(taken) + "\n")
+      process.stdout.write(JSON.stringify(yield* drive([pacer], account, startMs)) + "\n")
     })
   await Effect.runPromise<void, unknown>(
     child === "postgres"
@@ -122,12 +142,24 @@ const startRedis = async () => {
 }
 
 /** Two worker processes on `store`, started together; their slots. */
-const twoProcesses = async (store: "postgres" | "redis", url: string, account: string): Promise<Array<Taken>> => {
+const twoProcesses = async (
+  store: "postgres" | "redis",
+  url: string,
+  account: string,
+  withTolerance: boolean
+): Promise<Run> => {
   const children: Array<{ readonly process: ChildProcess; readonly lines: AsyncIterator<string> }> = []
   for (let i = 0; i < 2; i++) {
     const proc = spawn(
       process.execPath,
-      [import.meta.filename, `--child=${store}`, `--url=${url}`, `--account=${account}`, ...process.argv.slice(2)],
+      [
+        import.meta.filename,
+        `--child=${store}`,
+        `--url=${url}`,
+        `--account=${account}`,
+        ...process.argv.slice(2),
+        ...(withTolerance ? ["--strict"] : [])
+      ],
       { stdio: ["pipe", "pipe", "inherit"] }
     )
     children.push({ process: proc, lines: readline.createInterface({ input: proc.stdout! })[Symbol.asyncIterator]() })
@@ -138,8 +170,8 @@ const twoProcesses = async (store: "postgres" | "redis", url: string, account: s
   }
   const startMs = Date.now() + 300
   for (const c of children) c.process.stdin!.write(`${startMs}\n`)
-  const results = await Promise.all(children.map(async (c) => JSON.parse((await c.lines.next()).value) as Array<Taken>))
-  return results.flat()
+  const results = await Promise.all(children.map(async (c) => JSON.parse((await c.lines.next()).value) as Run))
+  return { taken: results.flatMap((r) => r.taken), failed: results.reduce((n, r) => n + r.failed, 0) }
 }
 
 /** The baseline: two workers in this process over an in-process store (the same schedule, no round trips). */
@@ -187,9 +219,10 @@ interface Measured {
   readonly p50: number
   readonly p99: number
   readonly n: number
+  readonly failed: number
 }
 
-const measure = (taken: ReadonlyArray<Taken>): Measured => {
+const measure = ({ failed, taken }: Run): Measured => {
   const returns = taken.map((t) => t.returnedMs).sort((a, b) => a - b)
   const late = taken.map((t) => t.returnedMs - t.slotUs / 1_000)
   return {
@@ -198,7 +231,8 @@ const measure = (taken: ReadonlyArray<Taken>): Measured => {
     byReturn: mostInOneSecond(returns, 1_000),
     p50: percentile(late, 50),
     p99: percentile(late, 99),
-    n: taken.length
+    n: taken.length,
+    failed
   }
 }
 
@@ -206,25 +240,30 @@ const database = await benchDatabase("pacing")
 // migrations (0021 carrier_pacing) once, before the workers connect without migrating
 await Effect.runPromise(Effect.scoped(Layer.build(Database.layerFromUrl(database.url, { maxConnections: 1 }))))
 const redis = await startRedis()
-const paths = {
+const paths: Record<string, (account: string) => Promise<Run>> = {
   "in-process (baseline)": (account: string) => inProcess(account),
-  "PostgreSQL, 2 processes": (account: string) => twoProcesses("postgres", Redacted.value(database.url), account),
-  "Redis, 2 processes": (account: string) => twoProcesses("redis", redis.url, account)
+  "PostgreSQL, 2 processes": (account: string) =>
+    twoProcesses("postgres", Redacted.value(database.url), account, false),
+  "Redis, 2 processes": (account: string) => twoProcesses("redis", redis.url, account, false),
+  [`PostgreSQL, 2 processes, tolerance ${tolerance} ms`]: (account: string) =>
+    twoProcesses("postgres", Redacted.value(database.url), account, true),
+  [`Redis, 2 processes, tolerance ${tolerance} ms`]: (account: string) =>
+    twoProcesses("redis", redis.url, account, true)
 } as const
-type PathName = keyof typeof paths
-const names = Object.keys(paths) as Array<PathName>
+type PathName = string
+const names = Object.keys(paths)
 const results = new Map<PathName, Array<Measured>>(names.map((n) => [n, []]))
 try {
   for (let round = 0; round < rounds; round++) {
     const order = names.map((_, i) => names[(i + round) % names.length]!)
     for (const name of order) {
-      const m = measure(await paths[name](`AC_bench_${round}_${name.split(" ")[0]}`))
+      const m = measure(await paths[name]!(`AC_bench_${round}_${names.indexOf(name)}`))
       results.get(name)!.push(m)
       process.stderr.write(
         `round ${round + 1} ${name}: ${
           m.rate.toFixed(2)
         }/s, max ${m.bySlot} (slots) / ${m.byReturn} (returns) in 1 s, ` +
-          `late p50 ${m.p50.toFixed(2)} ms p99 ${m.p99.toFixed(2)} ms, ${m.n} slots\n`
+          `late p50 ${m.p50.toFixed(2)} ms p99 ${m.p99.toFixed(2)} ms, ${m.n} slots, ${m.failed} failed acquires\n`
       )
     }
   }
@@ -240,9 +279,9 @@ report(
     `alternating rounds; ${os.cpus().length} cores, load ${load.map((l) => l.toFixed(1)).join(" ")}\n`
 )
 report(
-  "| path | achieved calls/s | vs goal | max per 1 s (slots / returns) | latency past slot p50 / p99 (ms) | slots |"
+  "| path | achieved calls/s | vs goal | max per 1 s (slots / returns) | latency past slot p50 / p99 (ms) | slots | failed acquires |"
 )
-report("| --- | ---: | ---: | ---: | ---: | ---: |")
+report("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for (const name of names) {
   const ms = results.get(name)!
   const rate = median(ms.map((m) => m.rate))
@@ -251,7 +290,9 @@ for (const name of names) {
       Math.max(...ms.map((m) => m.bySlot))
     } / ` +
       `${Math.max(...ms.map((m) => m.byReturn))} | ${median(ms.map((m) => m.p50)).toFixed(2)} / ` +
-      `${median(ms.map((m) => m.p99)).toFixed(2)} | ${median(ms.map((m) => m.n))} |`
+      `${median(ms.map((m) => m.p99)).toFixed(2)} | ${median(ms.map((m) => m.n))} | ${
+        ms.reduce((n, m) => n + m.failed, 0)
+      } |`
   )
 }
 process.exit(0)
