@@ -16,7 +16,8 @@ import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
 import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
 import { type Config, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
-import { CarrierPacer } from "./carrier/CarrierPacer.ts"
+import type { CarrierPacer } from "./carrier/CarrierPacer.ts"
+import * as CarrierPacerLive from "./carrier/CarrierPacerLive.ts"
 import { DatabaseHealth } from "./DatabaseHealth.ts"
 import { Dispatcher } from "./Dispatcher.ts"
 import * as BackfillCron from "./jobs/BackfillCron.ts"
@@ -118,10 +119,10 @@ export const layerWithPacer = <E>(pacer: Layer.Layer<CarrierPacer, E, SqlClient.
   )
 
 /**
- * The worker as configured by the environment. The carrier pacer is the unpaced one until the shared pacer
- * (PostgreSQL or Redis, issue 14) is wired here: with `SVC_DIALER=twilio` the 429 back-off alone keeps the account's
- * rate.
+ * The worker as configured by the environment, pacing a real carrier's call creations with the shared pacer
+ * (PostgreSQL, or Redis when `REDIS_URL` is set; `SVC_CARRIER_CPS`; decision 0610). The pacer is built only when
+ * `SVC_DIALER=twilio`: the simulated carrier has no rate.
  *
  * @category layers
  */
-export const layer = layerWithPacer(CarrierPacer.layerUnpaced)
+export const layer = layerWithPacer(CarrierPacerLive.layerFromEnv)
