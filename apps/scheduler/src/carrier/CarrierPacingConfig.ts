@@ -123,10 +123,11 @@ export const load: Effect.Effect<CarrierPacingSettings, Config.ConfigError | Inv
     if (Option.isSome(c.startToleranceMs)) {
       const text = c.startToleranceMs.value
       const value = text.trim() === "" ? Number.NaN : Number(text)
-      if (!Number.isInteger(value) || value < 0 || value > 1_000) {
+      // at least 1: slots fall between whole milliseconds and the sleep rounds up, so a start is up to 1 ms late
+      if (!Number.isInteger(value) || value < 1 || value > 1_000) {
         return yield* new InvalidCarrierPacingConfig({
           message:
-            `SVC_CARRIER_START_TOLERANCE_MS must be a whole number of milliseconds from 0 to 1000 (got "${text}")`
+            `SVC_CARRIER_START_TOLERANCE_MS must be a whole number of milliseconds from 1 to 1000 (got "${text}")`
         })
       }
       startToleranceMs = Option.some(value)

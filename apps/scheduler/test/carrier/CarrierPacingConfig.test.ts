@@ -48,11 +48,11 @@ describe("CarrierPacingConfig", () => {
       assert.include(error.message, "SVC_CARRIER_BACKOFF_MAX_MS must be at least SVC_CARRIER_BACKOFF_MS")
     }))
 
-  it.effect("SVC_CARRIER_START_TOLERANCE_MS: off by default, else whole milliseconds from 0 to 1000", () =>
+  it.effect("SVC_CARRIER_START_TOLERANCE_MS: off by default, else whole milliseconds from 1 to 1000", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual((yield* load({ SVC_CARRIER_START_TOLERANCE_MS: "20" })).startToleranceMs, Option.some(20))
-      assert.deepStrictEqual((yield* load({ SVC_CARRIER_START_TOLERANCE_MS: "0" })).startToleranceMs, Option.some(0))
-      for (const bad of ["-1", "2.5", "1001", "soon"]) {
+      assert.deepStrictEqual((yield* load({ SVC_CARRIER_START_TOLERANCE_MS: "1" })).startToleranceMs, Option.some(1))
+      for (const bad of ["0", "-1", "2.5", "1001", "soon"]) {
         const error = yield* Effect.flip(load({ SVC_CARRIER_START_TOLERANCE_MS: bad }))
         assert.include(error.message, "SVC_CARRIER_START_TOLERANCE_MS must be a whole number of milliseconds", bad)
       }
