@@ -18,6 +18,8 @@ import { type Config, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { CarrierPacer } from "./carrier/CarrierPacer.ts"
 import * as CarrierPacerLive from "./carrier/CarrierPacerLive.ts"
+import * as CarrierPacingConfig from "./carrier/CarrierPacingConfig.ts"
+import * as CarrierPacingMetrics from "./carrier/CarrierPacingMetrics.ts"
 import { DatabaseHealth } from "./DatabaseHealth.ts"
 import { Dispatcher } from "./Dispatcher.ts"
 import * as BackfillCron from "./jobs/BackfillCron.ts"
@@ -72,7 +74,9 @@ export const layerWith = (
   const lifecycle = Layer.effectDiscard(
     Effect.acquireRelease(
       Effect.andThen(
-        Effect.andThen(SchedulerMetrics.registerAll, WebhookMetrics.registerAll),
+        Effect.andThen(SchedulerMetrics.registerAll, WebhookMetrics.registerAll).pipe(
+          Effect.andThen(CarrierPacingMetrics.registerAll)
+        ),
         Effect.logInfo("svc-scheduler started").pipe(Effect.annotateLogs({ worker: settings.workerId }))
       ),
       () => Effect.logInfo("svc-scheduler stopped").pipe(Effect.annotateLogs({ worker: settings.workerId }))
@@ -110,8 +114,14 @@ export const layerWithPacer = <E>(pacer: Layer.Layer<CarrierPacer, E, SqlClient.
       const webhooks = yield* WebhookConfig.load
       if (settings.dialerKind === "twilio") {
         const twilio = yield* TwilioConfig.load
+        const pacing = yield* CarrierPacingConfig.load
+        const options = {
+          ...TwilioDialer.defaultOptions,
+          backoffMs: pacing.backoffBaseMs,
+          backoffMaxMs: pacing.backoffMaxMs
+        }
         return layerWith(settings.scheduler, webhooks).pipe(
-          Layer.provide(TwilioDialer.layer(twilio).pipe(Layer.provide(pacer)))
+          Layer.provide(TwilioDialer.layer(twilio, options).pipe(Layer.provide(pacer)))
         )
       }
       return layerWith(settings.scheduler, webhooks).pipe(Layer.provide(SimulatedDialer.layer(settings.dialer)))

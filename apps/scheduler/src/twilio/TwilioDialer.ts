@@ -54,8 +54,12 @@ export interface TwilioDialerOptions {
   readonly createSettledMs: number
   /** How far before `requested_at` the Calls list is searched (Twilio's dates have 1 s precision; clocks differ). */
   readonly listSlackMs: number
-  /** The base of the hold after a 429 (doubled per 429 of one request, plus up to as much again of jitter). */
+  /**
+   * The base of the hold after a 429 (doubled per 429 of one request, plus up to as much again of jitter), and its
+   * cap before jitter: `SVC_CARRIER_BACKOFF_MS` / `SVC_CARRIER_BACKOFF_MAX_MS` (decision 0610).
+   */
   readonly backoffMs: number
+  readonly backoffMaxMs: number
   /** 429s of one request before it gives up (`DialerUnavailable`, the key freed: no call exists). */
   readonly maxRateLimited: number
 }
@@ -67,11 +71,9 @@ export const defaultOptions: TwilioDialerOptions = {
   createSettledMs: 75_000,
   listSlackMs: 60_000,
   backoffMs: 1_000,
+  backoffMaxMs: 30_000,
   maxRateLimited: 8
 }
-
-/** The longest single hold after a 429 (before jitter). */
-const MAX_BACKOFF_MS = 30_000
 
 /** Calls read from Twilio's list (newest first) when resolving a record left `requesting`. */
 const LIST_LIMIT = 50
@@ -339,7 +341,7 @@ export const layerWith = (
                   yield* repo.release(key).pipe(Effect.mapError(sqlUnavailable))
                   return yield* unavailable(`Twilio answered 429 ${rateLimited + 1} times: ${error.message}`)
                 }
-                const base = Math.min(options.backoffMs * 2 ** rateLimited, MAX_BACKOFF_MS)
+                const base = Math.min(options.backoffMs * 2 ** rateLimited, options.backoffMaxMs)
                 yield* pacer.backoff(account, Math.round(base + (yield* Random.nextBetween(0, base))))
                 yield* restore(pacer.acquire(account))
                 continue
