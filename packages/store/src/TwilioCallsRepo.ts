@@ -150,6 +150,11 @@ export class TwilioCallsRepo extends Context.Service<TwilioCallsRepo, {
   >
   readonly find: (key: string) => Effect.Effect<Option.Option<TwilioCallRecord>, SqlError.SqlError>
   /**
+   * Whether the batch was cancelled (`POST /cancel-batch-call`): the adapter then ends its calls that are still
+   * ringing (issue 14, "Hang-up on cancel"; decision 0605).
+   */
+  readonly batchCancelled: (batchCallId: string) => Effect.Effect<boolean, SqlError.SqlError>
+  /**
    * Which of `sids` are attached to a record other than `key`'s: crash recovery must not take another key's call
    * for this one (issue 14, "exclude SIDs attached to other records").
    */
@@ -227,6 +232,10 @@ export class TwilioCallsRepo extends Context.Service<TwilioCallsRepo, {
             DELETE FROM twilio_calls WHERE idempotency_key = ${key} AND status = 'requesting'
             RETURNING idempotency_key`.pipe(Effect.map((rows) => rows.length > 0)),
         applyStatus,
+        batchCancelled: (batchCallId) =>
+          sql<{ cancelled: boolean }>`
+            SELECT EXISTS (SELECT 1 FROM batch_calls WHERE batch_call_id = ${batchCallId} AND status = 'cancelled')
+              AS cancelled`.pipe(Effect.map(([row]) => row?.cancelled === true)),
         find: (key) =>
           Effect.map(selectKey(key), ([row]) => row === undefined ? Option.none() : Option.some(toRecord(row))),
         attachedElsewhere: (key, sids) =>

@@ -133,6 +133,8 @@ export class TwilioClient extends Context.Service<TwilioClient, {
   readonly accountSid: string
   readonly create: (call: CreateCall) => Effect.Effect<TwilioCall, TwilioRequestError>
   readonly fetch: (sid: string) => Effect.Effect<TwilioCall, TwilioRequestError>
+  /** Ends a call that has not been answered (`Status=canceled`; issue 14, "Hang-up on cancel"). */
+  readonly cancel: (sid: string) => Effect.Effect<TwilioCall, TwilioRequestError>
   /** The most recent calls from `from` to `to` (newest first, at most `limit`). */
   readonly list: (filter: { readonly to: string; readonly from: string; readonly limit: number }) => Effect.Effect<
     ReadonlyArray<TwilioCall>,
@@ -179,6 +181,11 @@ export class TwilioClient extends Context.Service<TwilioClient, {
         Effect.tryPromise({ try: () => client.calls(sid).fetch(), catch: requestError(`fetch call ${sid}`) }).pipe(
           Effect.map(toCall)
         ),
+      cancel: (sid) =>
+        Effect.tryPromise({
+          try: () => client.calls(sid).update({ status: "canceled" }),
+          catch: requestError(`cancel call ${sid}`)
+        }).pipe(Effect.map(toCall)),
       list: ({ from, limit, to }) =>
         Effect.tryPromise({
           try: () => client.calls.list({ to, from, limit, pageSize: Math.min(limit, 1000) }),

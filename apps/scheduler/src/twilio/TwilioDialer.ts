@@ -18,7 +18,7 @@
  *   can still be in flight) frees the key and answers `None`; several, or Twilio unreachable, `DialerUnavailable`.
  */
 import { PgClient } from "@effect/sql-pg"
-import { isTerminal } from "@svc/domain/carrier/TwilioCallStatus.ts"
+import { isTerminal, rank } from "@svc/domain/carrier/TwilioCallStatus.ts"
 import { callEnd, createFailure, type TwilioEndStatus } from "@svc/domain/carrier/TwilioOutcome.ts"
 import { statusCallbackUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
 import {
@@ -254,10 +254,35 @@ export const layerWith = (
           return released ? Option.none<TwilioCallRecord>() : yield* find(key)
         })
 
+      /**
+       * Hang-up on cancel (issue 14; decision 0605): a call not answered yet whose batch was cancelled is ended
+       * through the API (`Status=canceled`), once; Twilio's `canceled` callback then ends the record as usual. An
+       * answered call goes on: a cancel stops what has not started, a conversation in progress finishes (0533).
+       */
+      const cancelIfBatchCancelled = (record: TwilioCallRecord, sid: string, batchCallId: string) =>
+        Effect.gen(function*() {
+          if (!(yield* repo.batchCancelled(batchCallId).pipe(Effect.mapError(sqlUnavailable)))) return false
+          yield* client.cancel(sid).pipe(
+            Effect.tap(() =>
+              Effect.logInfo("batch cancelled: ringing call ended").pipe(
+                Effect.annotateLogs({ key: record.idempotencyKey, sid, batchCallId })
+              )
+            ),
+            // the call may have been answered or ended meanwhile (Twilio refuses to cancel it): nothing to undo
+            Effect.catch((error) =>
+              Effect.logWarning("batch cancelled: ringing call could not be ended").pipe(
+                Effect.annotateLogs({ key: record.idempotencyKey, sid, error: error.message })
+              )
+            )
+          )
+          return true
+        })
+
       /** Waits until the record of `key` is terminal (rule 2). */
-      const awaitEnd = (key: string) =>
+      const awaitEnd = (key: string, batchCallId?: string) =>
         Effect.gen(function*() {
           let lastFetch = yield* Clock.currentTimeMillis
+          let cancelSent = false
           return yield* wakeups.until(
             key,
             options.pollMs,
@@ -275,6 +300,12 @@ export const layerWith = (
                 })
               }
               if (isTerminal(record.status)) return Option.some(toCallEnded(record))
+              if (
+                !cancelSent && batchCallId !== undefined && record.callSid !== null &&
+                rank(record.status) < rank("in-progress")
+              ) {
+                cancelSent = yield* cancelIfBatchCancelled(record, record.callSid, batchCallId)
+              }
               const now = yield* Clock.currentTimeMillis
               if (record.callSid === null) {
                 // joined another dial's request that never finished (its worker died): only lookup resolves it
@@ -376,7 +407,7 @@ export const layerWith = (
             toNumber: request.to_number
           }, now).pipe(Effect.mapError(sqlUnavailable))
           if (reserved.inserted) yield* Effect.uninterruptibleMask((restore) => create(request, twiml, restore))
-          return yield* awaitEnd(key)
+          return yield* awaitEnd(key, request.batch_call_id)
         }),
         lookup: Effect.fn("TwilioDialer.lookup")(function*(key: string) {
           let found = yield* find(key)

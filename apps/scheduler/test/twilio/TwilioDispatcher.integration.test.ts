@@ -3,6 +3,7 @@
 // every key has at most one call at the double and every task ends.
 import { assert, describe, it } from "@effect/vitest"
 import { Dialer } from "@svc/domain/ports/Dialer.ts"
+import { BatchProgressRepo } from "@svc/store/BatchProgressRepo.ts"
 import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { Dispatcher } from "../../src/Dispatcher.ts"
@@ -11,7 +12,7 @@ import { createBatch, FROM, inFlightOf, seedOrg, stateCounts, StoreLayer, taskSt
 import { scripts } from "../fixtures/TwilioDouble.ts"
 import { OPTIONS, twilioSide } from "../fixtures/TwilioSide.ts"
 
-const Layers = TwilioCallsRepo.layer.pipe(Layer.provideMerge(StoreLayer))
+const Layers = Layer.mergeAll(TwilioCallsRepo.layer, BatchProgressRepo.layer).pipe(Layer.provideMerge(StoreLayer))
 /** A test on its own database, on the live clock (the double's calls move in real time). */
 const own = <A, E, R>(self: Effect.Effect<A, E, R>) => self.pipe(Effect.scoped, Effect.provide(Layers, { local: true }))
 
@@ -72,6 +73,41 @@ describe("Dispatcher with the Twilio adapter", () => {
       for (const call of double.calls.values()) double.finish(call.sid, { status: "completed" })
       yield* tickUntil(successor, Effect.map(stateCounts(batch), (c) => c["completed"] === 4).pipe(Effect.orDie))
       assert.deepStrictEqual(yield* callsPerNumber(batch, (t, f) => double.createsFor(t, f)), [1, 1, 1, 1])
+    })))
+
+  it.live("a cancelled batch's ringing calls are ended through the API; an answered one goes on", () =>
+    own(Effect.gen(function*() {
+      const progress = yield* BatchProgressRepo
+      const { double, dialer } = yield* twilioSide({ script: () => scripts.ringing() })
+      const orgId = yield* seedOrg()
+      const batch = yield* createBatch(orgId, { count: 3 })
+      const scope = yield* Scope.make()
+      const worker = yield* Dispatcher.make(settings()).pipe(
+        Scope.provide(scope),
+        Effect.provideService(Dialer, dialer)
+      )
+      const running = yield* Effect.forkChild(worker.run)
+      const live = () => [...double.calls.values()]
+      while ((yield* worker.held) < 3 || live().filter((c) => c.status === "ringing").length < 3) {
+        yield* Effect.sleep(20)
+      }
+      // one call is answered before the cancel: it goes on
+      const answered = live()[0]!
+      double.finish(answered.sid, { status: "in-progress", answeredBy: "human" })
+      while (answered.status !== "in-progress") yield* Effect.sleep(20)
+      yield* Effect.sleep(OPTIONS.pollMs * 2)
+      yield* progress.cancel(orgId, batch, Date.now()).pipe(Effect.orDie)
+      // within a poll (OPTIONS.pollMs) each ringing call is cancelled at the double, which calls back `canceled`
+      for (let i = 0; i < 100 && live().filter((c) => c.status === "canceled").length < 2; i++) yield* Effect.sleep(20)
+      assert.deepStrictEqual(live().map((c) => c.status).sort(), ["canceled", "canceled", "in-progress"])
+      double.finish(answered.sid, { status: "completed", answeredBy: "human" })
+      const ended = Effect.map(stateCounts(batch), (c) => (c["completed"] ?? 0) + (c["failed"] ?? 0)).pipe(Effect.orDie)
+      for (let i = 0; i < 100 && (yield* ended) < 3; i++) yield* Effect.sleep(50)
+      yield* Fiber.interrupt(running)
+      yield* Scope.close(scope, Exit.void)
+      const reasons = (yield* taskStates(batch)).map((r) => r.state_reason).sort()
+      assert.deepStrictEqual(reasons, ["answered", "failed: manual_stopped", "failed: manual_stopped"])
+      assert.deepStrictEqual(yield* callsPerNumber(batch, (t, f) => double.createsFor(t, f)), [1, 1, 1])
     })))
 
   it.live("with a lost create response, a 500 and a 429: every task ends, no key has two calls", () =>
