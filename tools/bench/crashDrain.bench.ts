@@ -61,7 +61,7 @@ const seedBatch = () =>
     const request = Schema.decodeUnknownSync(CreateBatchCallRequest)({
       from_number: FROM,
       tasks: Array.from({ length: taskCount }, (_, i) => ({
-        to_number: `+1${String(200 + serial % 700)}${String(i).padStart(7, "0")}`
+        to_number: `+4420${String(serial % 100).padStart(2, "0")}${String(i).padStart(6, "0")}`
       }))
     })
     const repo = yield* BatchCallsRepo
