@@ -133,7 +133,9 @@ const seedBatch = (count: number, window?: unknown, options: { readonly forBareL
       ...(window === undefined ? {} : { call_time_window: window }),
       ...(options.forBareLoop === true ? { trigger_timestamp: Date.now() + 365 * 86_400_000 } : {}),
       tasks: Array.from({ length: count }, (_, i) => ({
-        to_number: `+1${String(200 + serial % 700)}${String(i).padStart(7, "0")}`,
+        // not NANP: NANP numbers wait for their legal hours (decision 0623), which would make the figures depend on
+        // the time of day the bench runs at
+        to_number: `+44${String(100 + serial % 900)}${String(i).padStart(7, "0")}`,
         svc_llm_dynamic_variables: { first_name: `Customer ${i}` }
       }))
     })

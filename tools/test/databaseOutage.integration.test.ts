@@ -49,7 +49,7 @@ describe("a database outage under load", () => {
         })
       const created = await post("/create-batch-call", {
         from_number: "+14155550100",
-        tasks: Array.from({ length: TASKS }, (_, i) => ({ to_number: `+1917${String(i).padStart(7, "0")}` }))
+        tasks: Array.from({ length: TASKS }, (_, i) => ({ to_number: `+4420${String(i).padStart(8, "0")}` }))
       })
       assert.strictEqual(created.status, 200)
       const batchId = ((await created.json()) as { batch_call_id: string }).batch_call_id
