@@ -28,7 +28,7 @@
 import { CallWindow } from "@svc/domain"
 import { defaultPolicy, type JurisdictionRule } from "@svc/domain/compliance/CallingPolicy.ts"
 import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
-import { isLegalAt, nextLegalOpening } from "@svc/domain/compliance/LegalHours.ts"
+import { explain, isLegalAt, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Dialer, type DialerError } from "@svc/domain/ports/Dialer.ts"
 import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
 import { type BatchLegality, type ClaimedTask, DispatchRepo, type DueBatch } from "@svc/store/DispatchRepo.ts"
@@ -109,6 +109,10 @@ interface Group {
   /** Between these instants the group is known to be blocked: when it was found blocked, and its next opening. */
   blockedFrom: number
   blockedUntil: number
+  /** The pending tasks' `state_reason` while blocked (`legal_hours: <rule> <zone> until <instant>`). */
+  blockedReason: string
+  /** The reason this worker last wrote on the group's pending tasks (null: cleared); undefined: not yet. */
+  written: string | null | undefined
 }
 
 interface Held {
@@ -327,7 +331,9 @@ export class Dispatcher extends Context.Service<Dispatcher, {
                 zones: g.zones,
                 rules: rulesOfIds(defaultPolicy, g.ruleIds),
                 blockedFrom: 0,
-                blockedUntil: 0
+                blockedUntil: 0,
+                blockedReason: "",
+                written: undefined
               })
             }
             for (const [id, groups] of byBatch) legalGroups.set(id, groups)
@@ -343,17 +349,40 @@ export class Dispatcher extends Context.Service<Dispatcher, {
                 continue
               }
               if (!known) {
+                // why, and until when (legal hours and the window together): the binding rule names the reason
+                const why = explain(now, g.zones, g.rules, batch.window)
                 g.blockedFrom = now
-                g.blockedUntil = Option.getOrElse(
-                  nextLegalOpening(now, g.zones, g.rules, batch.window),
-                  () => now + NO_OPENING_RECHECK_MS
-                )
+                g.blockedUntil = Option.isNone(why)
+                  ? now + NO_OPENING_RECHECK_MS
+                  : Option.getOrElse(why.value.until, () => now + NO_OPENING_RECHECK_MS)
+                g.blockedReason = Option.isNone(why) ? "legal_hours" : stateReason(why.value)
               }
               blocked.push({ group: g.group, opensAt: g.blockedUntil })
             }
             legality.set(batch.batchCallId, { legal, blocked })
           }
           return legality
+        })
+
+      /**
+       * Tells the tasks of each blocked group why they wait (issue 15: "tasks waiting on legal hours show
+       * state_reason saying which rule and until when"), and clears the reason of groups open again: one statement
+       * per group whose state changed since this worker last wrote it. A claimed task's reason is cleared by the
+       * claim itself.
+       */
+      const explainBlocked = (batches: ReadonlyArray<DueBatch>, legality: ReadonlyMap<string, BatchLegality>) =>
+        Effect.gen(function*() {
+          for (const batch of batches) {
+            const state = legality.get(batch.batchCallId)
+            if (state === undefined) continue
+            const blocked = new Set(state.blocked.map((b) => b.group))
+            for (const g of legalGroups.get(batch.batchCallId) ?? []) {
+              const reason = blocked.has(g.group) ? g.blockedReason : null
+              if (g.written === reason) continue
+              yield* repo.setLegalReason(batch.batchCallId, g.group, reason)
+              g.written = reason
+            }
+          }
         })
 
       let maintainedAt = Number.NEGATIVE_INFINITY
@@ -407,7 +436,8 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         let completed = 0
         let more = false
         let busy = false
-        const legal = yield* legalityOf([...open.values()].flat(), now)
+        const openBatches = [...open.values()].flat()
+        const legal = yield* legalityOf(openBatches, now)
         for (const [orgId, batches] of open) {
           const result = yield* repo.claim(orgId, batches, {
             owner,
@@ -426,6 +456,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           later(result.rechecksAt)
           yield* start(result.claimed)
         }
+        yield* explainBlocked(openBatches, legal)
         yield* SchedulerMetrics.add(SchedulerMetrics.skipped, skipped, { reason: "do_not_call" })
         if (due.length === DUE_BATCH_LIMIT) more = true
         return {

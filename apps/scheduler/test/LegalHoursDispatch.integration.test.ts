@@ -4,6 +4,7 @@ import { constraintOf } from "@svc/domain/compliance/LegalGroups.ts"
 import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Dispatcher } from "../src/Dispatcher.ts"
 import * as SchedulerConfig from "../src/SchedulerConfig.ts"
@@ -28,11 +29,17 @@ const CAST = [HONOLULU, PHOENIX, CHICAGO, NEW_YORK, MIAMI, REGINA, LONDON]
 
 const WINDOW = { windows: [{ start: 540, end: 1200 }], timezone: "America/New_York" }
 
-const scenario = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+const scenario = <A, E, R>(
+  body: Effect.Effect<A, E, R>,
+  options: {
+    readonly dialer?: Partial<SchedulerConfig.SimulatedDialerSettings>
+    readonly settings?: Partial<SchedulerConfig.SchedulerSettings>
+  } = {}
+) =>
   Effect.gen(function*() {
-    const dispatcher = yield* Dispatcher.make(SchedulerConfig.defaults({}))
+    const dispatcher = yield* Dispatcher.make(SchedulerConfig.defaults(options.settings))
     return yield* body.pipe(Effect.provideService(Dispatcher, dispatcher))
-  }).pipe(Effect.provide(SimulatedDialer.layerMemory(dialerSettings())), isolated)
+  }).pipe(Effect.provide(SimulatedDialer.layerMemory(dialerSettings(options.dialer))), isolated)
 
 const tick = Effect.gen(function*() {
   return yield* (yield* Dispatcher).tick
@@ -49,6 +56,13 @@ const dialsOf = (batchCallId: string) =>
     return attempts
       .filter((a) => a.request.batch_call_id === batchCallId)
       .map((a) => ({ to: a.request.to_number, at: a.attemptedAt }))
+  })
+
+/** The `state_reason` of each of the batch's tasks still pending, by number. */
+const waiting = (batch: string) =>
+  Effect.gen(function*() {
+    const states = yield* taskStates(batch)
+    return Object.fromEntries(states.filter((s) => s.state === "pending").map((s) => [s.to_number, s.state_reason]))
   })
 
 /** One pass at `iso`, its dials settled; returns the pass's report and the numbers it dialled. */
@@ -84,6 +98,11 @@ describe("Dispatcher with legal hours", () => {
       // nothing left that is legal now: the batch sleeps until Phoenix opens (08:00 MST = 15:00Z), not a poll
       assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, at("2026-12-01T15:00:00Z"))
       assert.strictEqual(nine.report.nextAt, at("2026-12-01T15:00:00Z"))
+      // the tasks left say which rule holds them back, in which zone, and until when
+      assert.deepStrictEqual(yield* waiting(batch), {
+        [HONOLULU]: "legal_hours: US 08:00-21:00 Pacific/Honolulu until 2026-12-01T18:00:00Z",
+        [PHOENIX]: "legal_hours: US 08:00-21:00 America/Phoenix until 2026-12-01T15:00:00Z"
+      })
 
       // in between the batch is not even due
       const between = yield* passAt(batch, "2026-12-01T14:59:59Z")
@@ -92,6 +111,9 @@ describe("Dispatcher with legal hours", () => {
       const phoenix = yield* passAt(batch, "2026-12-01T15:00:00Z")
       assert.deepStrictEqual(phoenix.dialled, [PHOENIX])
       assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, at("2026-12-01T18:00:00Z"))
+      assert.deepStrictEqual(yield* waiting(batch), {
+        [HONOLULU]: "legal_hours: US 08:00-21:00 Pacific/Honolulu until 2026-12-01T18:00:00Z"
+      })
 
       assert.deepStrictEqual((yield* passAt(batch, "2026-12-01T17:59:00Z")).dialled, [])
       const honolulu = yield* passAt(batch, "2026-12-01T18:00:00Z")
@@ -108,6 +130,8 @@ describe("Dispatcher with legal hours", () => {
       }
       const states = yield* taskStates(batch)
       assert.isTrue(states.every((s) => s.state === "completed" || s.state === "failed"))
+      // a claimed task's legal-hours reason went with the claim
+      assert.isFalse(states.some((s) => s.state_reason?.startsWith("legal_hours") === true))
       assert.strictEqual((yield* batchRow(batch)).status, "completed")
     })))
 
@@ -142,9 +166,43 @@ describe("Dispatcher with legal hours", () => {
       const batch = yield* createBatch(orgId, { tasks: [{ to_number: MIAMI }, { to_number: NEW_YORK }] })
       const evening = yield* passAt(batch, "2026-12-02T01:30:00Z")
       assert.deepStrictEqual(evening.dialled, [NEW_YORK])
+      // the stricter state rule is the one named
+      assert.deepStrictEqual(yield* waiting(batch), {
+        [MIAMI]: "legal_hours: FL 08:00-20:00 America/New_York until 2026-12-02T13:00:00Z"
+      })
       // Miami opens at 08:00 EST = 13:00Z
       assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, at("2026-12-02T13:00:00Z"))
       const morning = yield* passAt(batch, "2026-12-02T13:00:00Z")
       assert.deepStrictEqual(morning.dialled, [MIAMI])
     })))
+
+  it.live("writes a blocked group's reason once, not every pass, and clears it when the group opens with tasks left", () =>
+    scenario(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const HONOLULU_2 = "+18085550101"
+        yield* TestClock.setTime(at("2026-12-01T14:00:00Z"))
+        // one line: the London call holds it for five hours
+        const orgId = yield* seedOrg(1)
+        const batch = yield* createBatch(orgId, {
+          tasks: [LONDON, HONOLULU, HONOLULU_2].map((to_number) => ({ to_number }))
+        })
+        assert.strictEqual((yield* tick).claimed, 1)
+        const reason = "legal_hours: US 08:00-21:00 Pacific/Honolulu until 2026-12-01T18:00:00Z"
+        assert.deepStrictEqual(yield* waiting(batch), { [HONOLULU]: reason, [HONOLULU_2]: reason })
+        // a pass that finds the group still blocked writes nothing (a reason changed behind its back stays)
+        yield* sql`
+          UPDATE batch_call_tasks SET state_reason = 'seen' WHERE batch_call_id = ${batch} AND to_number = ${HONOLULU}`
+        yield* TestClock.setTime(at("2026-12-01T14:05:00Z"))
+        assert.strictEqual((yield* tick).claimed, 0)
+        // the batch was looked at (due: its line is taken, it did not run dry)
+        assert.isTrue((yield* batchRow(batch)).next_dispatch_at <= at("2026-12-01T14:05:00Z"))
+        assert.deepStrictEqual(yield* waiting(batch), { [HONOLULU]: "seen", [HONOLULU_2]: reason })
+        // 08:00 in Honolulu: the group is legal, the line still taken; the legal-hours reason goes, others stay
+        yield* TestClock.setTime(at("2026-12-01T18:00:00Z"))
+        assert.strictEqual((yield* tick).claimed, 0)
+        assert.deepStrictEqual(yield* waiting(batch), { [HONOLULU]: "seen", [HONOLULU_2]: null })
+      }),
+      { dialer: { latencyMs: 5 * 3_600_000 }, settings: { leaseMs: 6 * 3_600_000 } }
+    ))
 })

@@ -296,6 +296,12 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   readonly releaseToUnknown: (owner: string, taskIds: ReadonlyArray<string>, now: number) => Effect.Effect<number>
   /** Completes the batches among these that have nothing pending or in flight; returns them. */
   readonly completeIfDone: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Sets the `state_reason` of a legal group's pending tasks (why they wait: `legal_hours: ...`), or clears a
+   * `legal_hours` reason when `reason` is null; one statement, rows already right are not written. Returns how many
+   * changed.
+   */
+  readonly setLegalReason: (batchCallId: string, group: number, reason: string | null) => Effect.Effect<number>
   /** The legal groups of these batches (immutable once created: callers may keep them). */
   readonly legalGroups: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredLegalGroup>>
 }>()("@svc/store/DispatchRepo") {
@@ -840,7 +846,28 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           Effect.withSpan("DispatchRepo.legalGroups")
         )
 
+      // Through batch_call_tasks_pending_by_group: the group's pending tasks only. Written when a group's state
+      // changes (blocked with a new reason, or open again), not every pass (the Dispatcher remembers what it wrote);
+      // `state_reason` is in no index and `state` does not change, so the updates can be HOT.
+      const setLegalReason = (batchCallId: string, group: number, reason: string | null) =>
+        (reason === null
+          ? sql`
+            UPDATE batch_call_tasks SET state_reason = NULL
+            WHERE batch_call_id = ${batchCallId} AND legal_group = ${group} AND state = 'pending'
+              AND state_reason LIKE 'legal_hours:%'
+            RETURNING 1`
+          : sql`
+            UPDATE batch_call_tasks SET state_reason = ${reason}
+            WHERE batch_call_id = ${batchCallId} AND legal_group = ${group} AND state = 'pending'
+              AND state_reason IS DISTINCT FROM ${reason}
+            RETURNING 1`).pipe(
+            Effect.map((rows) => rows.length),
+            Effect.orDie,
+            Effect.withSpan("DispatchRepo.setLegalReason")
+          )
+
       return DispatchRepo.of({
+        setLegalReason,
         legalGroups,
         expireLeases,
         leaseOwners,
