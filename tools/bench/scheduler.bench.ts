@@ -11,10 +11,16 @@
 //
 //   node tools/bench/scheduler.bench.ts [--rounds=3] [--tasks=20000] [--process-tasks=20000] [--warm-ups=8]
 //     [--big=100000] [--skip-window]
-//     [--dispatch-only | --processes-only]
+//     [--dispatch-only | --processes-only] [--legal]
+//
+//   --legal adds a third side to measurement 1 (issue 15 item 3, decision 0623): the same dispatcher on a batch whose
+//   tasks all carry legal-hour constraints (NANP numbers in the zones legal when the bench starts, several legal
+//   groups), beside the unconstrained batch, in rotating order each round. Goal: within 1.2x of its cost per task.
 //
 // Runs on DATABASE_URL when set (bench orgs are added and removed), else on an embedded PostgreSQL in a temporary
 // directory. Prints a Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
+import { constraintOf } from "@svc/domain/compliance/LegalGroups.ts"
+import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { DatabaseHealth } from "@svc/scheduler/DatabaseHealth.ts"
 import { Dispatcher } from "@svc/scheduler/Dispatcher.ts"
@@ -51,6 +57,7 @@ const skipWindow = process.argv.includes("--skip-window")
 const dispatchOnly = process.argv.includes("--dispatch-only")
 // --processes-only: only measurement 4 (for quick comparisons of one and two worker processes)
 const processesOnly = process.argv.includes("--processes-only")
+const withLegal = process.argv.includes("--legal")
 const CONCURRENCY = 1_000
 const root = path.resolve(import.meta.dirname, "..", "..")
 
@@ -116,10 +123,26 @@ const orgs: Array<string> = []
 let serial = 0
 
 /**
+ * Area codes (one per zone set: New York, Miami (FL rules too), Chicago, Phoenix, Seattle (WA), Anchorage,
+ * Honolulu, Guam) of which those legal now and for the next hour give --legal's numbers.
+ */
+const legalPrefixes = (() => {
+  const now = Date.now()
+  return ["+1212", "+1305", "+1312", "+1602", "+1206", "+1907", "+1808", "+1671"].filter((prefix) => {
+    const c = constraintOf(`${prefix}5550100`)
+    return c !== undefined && isLegalAt(now, c.zones, c.rules) && isLegalAt(now + 3_600_000, c.zones, c.rules)
+  })
+})()
+
+/**
  * A fresh org with the given concurrency limit and one batch of `count` tasks to distinct new numbers. A batch for
  * the bare loop is triggered a year from now, so no dispatcher of this run touches it.
  */
-const seedBatch = (count: number, window?: unknown, options: { readonly forBareLoop?: boolean } = {}) =>
+const seedBatch = (
+  count: number,
+  window?: unknown,
+  options: { readonly forBareLoop?: boolean; readonly legal?: boolean } = {}
+) =>
   run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const orgId = `org_bench_sched_${process.pid}_${++serial}`
@@ -133,7 +156,11 @@ const seedBatch = (count: number, window?: unknown, options: { readonly forBareL
       ...(window === undefined ? {} : { call_time_window: window }),
       ...(options.forBareLoop === true ? { trigger_timestamp: Date.now() + 365 * 86_400_000 } : {}),
       tasks: Array.from({ length: count }, (_, i) => ({
-        to_number: `+1${String(200 + serial % 700)}${String(i).padStart(7, "0")}`,
+        // not NANP: NANP numbers wait for their legal hours (decision 0623), which would make the figures depend on
+        // the time of day the bench runs at
+        to_number: options.legal === true
+          ? `${legalPrefixes[i % legalPrefixes.length]}${String((serial * count + i) % 10_000_000).padStart(7, "0")}`
+          : `+44${String(100 + serial % 900)}${String(i).padStart(7, "0")}`,
         svc_llm_dynamic_variables: { first_name: `Customer ${i}` }
       }))
     })
@@ -360,14 +387,20 @@ const ours: Array<number> = []
 const feeds: Array<number> = []
 const bare: Array<number> = []
 const oursCpu: Array<{ node: number; postgres: number }> = []
+const legal: Array<number> = []
+const legalBase: Array<number> = []
+if (withLegal && legalPrefixes.length === 0) throw new Error("--legal: no test zone is legal for the next hour")
 const bareCpu: Array<{ node: number; postgres: number }> = []
 for (let round = 0; round < (processesOnly ? 0 : rounds); round++) {
   progress(`round ${round + 1} of ${rounds}`)
-  const a = await seedBatch(taskCount)
+  // with --legal each dispatcher side's batch is created just before it runs: a dispatcher drains every due batch,
+  // so a batch created at the round's start would be drained by whichever dispatcher side ran first
+  const a = withLegal ? undefined : await seedBatch(taskCount)
   const b = await seedBatch(taskCount, undefined, { forBareLoop: true })
   await checkpoint()
   const measure = async () => {
-    const result = await viaDispatcher(a.batchCallId)
+    const batch = a ?? await seedBatch(taskCount)
+    const result = await viaDispatcher(batch.batchCallId)
     oursCpu.push(result.dispatchCpu)
     ours.push(result.ms)
     feeds.push(result.fedMs)
@@ -376,6 +409,20 @@ for (let round = 0; round < (processesOnly ? 0 : rounds); round++) {
     const cpu = cpuNow()
     bare.push(await viaBareLoop(b.batchCallId))
     bareCpu.push(cpuSince(cpu))
+  }
+  if (withLegal) {
+    // three sides, rotating which goes first; the unconstrained side's time is also the legal side's baseline
+    const measureLegal = async () => {
+      const c = await seedBatch(taskCount, undefined, { legal: true })
+      legal.push((await viaDispatcher(c.batchCallId)).ms)
+    }
+    const sides = [measure, measureBare, measureLegal]
+    for (let i = 0; i < 3; i++) {
+      await sides[(round + i) % 3]!()
+      await checkpoint()
+    }
+    legalBase.push(ours[ours.length - 1]!)
+    continue
   }
   if (round % 2 === 0) {
     await measure()
@@ -517,6 +564,18 @@ const report = [
     verdict(processRatio(oneFed, twoFed) >= 1)
   } |`
 ]
+if (legal.length > 0) {
+  const legalMs = median(legal)
+  const legalRatio = median(ratiosOf(legal, legalBase))
+  report.push(
+    `| sustained dispatch, 100% of tasks under legal hours (${legalPrefixes.length} zone sets: ${
+      legalPrefixes.join(" ")
+    }), ${n(taskCount)} tasks | ${perSecond(taskCount, legalMs)} tasks/s (${perTask(taskCount, legalMs)}/task; ` +
+      `per-round ratio ${legalRatio.toFixed(2)}x) | unconstrained (London numbers): ${
+        perSecond(taskCount, median(legalBase))
+      } tasks/s | <= 1.2x | ${verdict(legalRatio <= 1.2)} |`
+  )
+}
 // each round ran both sides back to back: its ratio is the least disturbed by the machine's drift
 const roundRatios = (ones: ReadonlyArray<number>, twos: ReadonlyArray<number>) => {
   const ratios = ratiosOf(ones, twos)

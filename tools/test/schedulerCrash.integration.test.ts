@@ -100,7 +100,7 @@ describe("svc-scheduler crash test", () => {
             Schema.decodeUnknownSync(CreateBatchCallRequest)({
               from_number: "+14155550100",
               reserved_concurrency: RESERVED,
-              tasks: Array.from({ length: TASKS }, (_, i) => ({ to_number: `+1917${String(i).padStart(7, "0")}` }))
+              tasks: Array.from({ length: TASKS }, (_, i) => ({ to_number: `+4420${String(i).padStart(8, "0")}` }))
             }),
             { maxTasks: TASKS }
           ).pipe(Effect.orDie)

@@ -125,7 +125,7 @@ const withBatch = <A, E>(
         "key_outage",
         Schema.decodeUnknownSync(CreateBatchCallRequest)({
           from_number: "+14155550100",
-          tasks: Array.from({ length: tasks }, (_, i) => ({ to_number: `+1917${String(i).padStart(7, "0")}` }))
+          tasks: Array.from({ length: tasks }, (_, i) => ({ to_number: `+4420${String(i).padStart(8, "0")}` }))
         }),
         { maxTasks: tasks }
       ).pipe(Effect.orDie)

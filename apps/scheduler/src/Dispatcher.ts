@@ -10,7 +10,9 @@
  *    until then;
  * 4. per org, one transaction claims tasks of its open batches within the concurrency limit, shared fairly
  *    (DispatchRepo.claim), skipping `do_not_call` numbers; the claim commits (task `dialling`, lease) before any
- *    dial starts;
+ *    dial starts. Only tasks of the batch's legal groups that are legal now are claimed (issue 15, decision 0623:
+ *    each group's zones and rules evaluated once per pass, `legalityOf`); a batch left with only blocked groups
+ *    pending sleeps until the earliest of their openings, as a closed window does;
  * 5. each claimed task is dialled in its own fiber with the task id as idempotency key and its overrides in the
  *    request; finished dials are recorded in bulk (CallsRepo.recordFinished), which frees their slots and wakes
  *    the loop.
@@ -24,9 +26,12 @@
  * call may exist), for another worker to reconcile at once.
  */
 import { CallWindow } from "@svc/domain"
+import { defaultPolicy, type JurisdictionRule } from "@svc/domain/compliance/CallingPolicy.ts"
+import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
+import { explain, isLegalAt, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Dialer, type DialerError } from "@svc/domain/ports/Dialer.ts"
 import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
-import { type ClaimedTask, DispatchRepo, type DueBatch } from "@svc/store/DispatchRepo.ts"
+import { type BatchLegality, type ClaimedTask, DispatchRepo, type DueBatch } from "@svc/store/DispatchRepo.ts"
 import * as DispatchWakeups from "@svc/store/DispatchWakeups.ts"
 import { Cause, Clock, Context, Effect, FiberSet, Latch, Layer, Option, Queue, Semaphore } from "effect"
 import { DatabaseHealth } from "./DatabaseHealth.ts"
@@ -89,6 +94,26 @@ const DUE_BATCH_LIMIT = 500
 
 /** A dial must start this long before its lease ends, or it is left to expire and be reconciled. */
 const LEASE_SAFETY_MS = 1_000
+
+/** A blocked legal group with no opening within the horizon (14 days) is looked at again this much later. */
+const NO_OPENING_RECHECK_MS = 86_400_000
+
+/** Batches whose legal groups are kept in memory (they never change); past it the cache starts again. */
+const LEGAL_CACHE_LIMIT = 10_000
+
+/** A legal group as the dispatcher evaluates it: zones and rules resolved once. */
+interface Group {
+  readonly group: number
+  readonly zones: ReadonlyArray<string>
+  readonly rules: ReadonlyArray<JurisdictionRule>
+  /** Between these instants the group is known to be blocked: when it was found blocked, and its next opening. */
+  blockedFrom: number
+  blockedUntil: number
+  /** The pending tasks' `state_reason` while blocked (`legal_hours: <rule> <zone> until <instant>`). */
+  blockedReason: string
+  /** The reason this worker last wrote on the group's pending tasks (null: cleared); undefined: not yet. */
+  written: string | null | undefined
+}
 
 interface Held {
   readonly task: ClaimedTask
@@ -285,6 +310,81 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           for (const task of tasks) yield* FiberSet.run(dials, dialOne(task), { startImmediately: false })
         })
 
+      // Legal groups per batch (issue 15 item 3, decision 0623): stored at the batch's creation, read once, kept.
+      const legalGroups = new Map<string, ReadonlyArray<Group>>()
+
+      /**
+       * Which legal groups of each batch may be dialled at `now`: each group evaluated once (isLegalAt over its
+       * zones and rules), never its tasks; a blocked group's next opening (legal hours and the batch's window) is
+       * computed once and kept until it comes.
+       */
+      const legalityOf = (batches: ReadonlyArray<DueBatch>, now: number) =>
+        Effect.gen(function*() {
+          const missing = batches.filter((b) => !legalGroups.has(b.batchCallId)).map((b) => b.batchCallId)
+          if (missing.length > 0) {
+            if (legalGroups.size + missing.length > LEGAL_CACHE_LIMIT) legalGroups.clear()
+            const stored = yield* repo.legalGroups(missing)
+            const byBatch = new Map<string, Array<Group>>(missing.map((id) => [id, []]))
+            for (const g of stored) {
+              byBatch.get(g.batchCallId)?.push({
+                group: g.group,
+                zones: g.zones,
+                rules: rulesOfIds(defaultPolicy, g.ruleIds),
+                blockedFrom: 0,
+                blockedUntil: 0,
+                blockedReason: "",
+                written: undefined
+              })
+            }
+            for (const [id, groups] of byBatch) legalGroups.set(id, groups)
+          }
+          const legality = new Map<string, BatchLegality>()
+          for (const batch of batches) {
+            const legal: Array<number> = []
+            const blocked: Array<{ group: number; opensAt: number }> = []
+            for (const g of legalGroups.get(batch.batchCallId) ?? []) {
+              const known = now >= g.blockedFrom && now < g.blockedUntil
+              if (!known && isLegalAt(now, g.zones, g.rules)) {
+                legal.push(g.group)
+                continue
+              }
+              if (!known) {
+                // why, and until when (legal hours and the window together): the binding rule names the reason
+                const why = explain(now, g.zones, g.rules, batch.window)
+                g.blockedFrom = now
+                g.blockedUntil = Option.isNone(why)
+                  ? now + NO_OPENING_RECHECK_MS
+                  : Option.getOrElse(why.value.until, () => now + NO_OPENING_RECHECK_MS)
+                g.blockedReason = Option.isNone(why) ? "legal_hours" : stateReason(why.value)
+              }
+              blocked.push({ group: g.group, opensAt: g.blockedUntil })
+            }
+            legality.set(batch.batchCallId, { legal, blocked })
+          }
+          return legality
+        })
+
+      /**
+       * Tells the tasks of each blocked group why they wait (issue 15: "tasks waiting on legal hours show
+       * state_reason saying which rule and until when"), and clears the reason of groups open again: one statement
+       * per group whose state changed since this worker last wrote it. A claimed task's reason is cleared by the
+       * claim itself.
+       */
+      const explainBlocked = (batches: ReadonlyArray<DueBatch>, legality: ReadonlyMap<string, BatchLegality>) =>
+        Effect.gen(function*() {
+          for (const batch of batches) {
+            const state = legality.get(batch.batchCallId)
+            if (state === undefined) continue
+            const blocked = new Set(state.blocked.map((b) => b.group))
+            for (const g of legalGroups.get(batch.batchCallId) ?? []) {
+              const reason = blocked.has(g.group) ? g.blockedReason : null
+              if (g.written === reason) continue
+              yield* repo.setLegalReason(batch.batchCallId, g.group, reason)
+              g.written = reason
+            }
+          }
+        })
+
       let maintainedAt = Number.NEGATIVE_INFINITY
       let ownersCheckedAt = Number.NEGATIVE_INFINITY
       const noReconcile: Reconciler.ReconcileReport = { ended: 0, ongoing: 0, notPlaced: 0, unanswered: 0 }
@@ -336,12 +436,15 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         let completed = 0
         let more = false
         let busy = false
+        const openBatches = [...open.values()].flat()
+        const legal = yield* legalityOf(openBatches, now)
         for (const [orgId, batches] of open) {
           const result = yield* repo.claim(orgId, batches, {
             owner,
             now,
             leaseMs: settings.leaseMs,
-            maxPerBatch: settings.claimLimit
+            maxPerBatch: settings.claimLimit,
+            legal
           })
           claimed += result.claimed.length
           skipped += result.skipped
@@ -353,6 +456,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           later(result.rechecksAt)
           yield* start(result.claimed)
         }
+        yield* explainBlocked(openBatches, legal)
         yield* SchedulerMetrics.add(SchedulerMetrics.skipped, skipped, { reason: "do_not_call" })
         if (due.length === DUE_BATCH_LIMIT) more = true
         return {

@@ -17,6 +17,7 @@
  * Decision record: docs/decisions/0302-batch-call-storage.md.
  */
 import { canonicalize } from "@svc/domain/CallWindow.ts"
+import { type LegalGroup, LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { BatchCall, type CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import type { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import { BatchCallId } from "@svc/domain/models/Ids.ts"
@@ -292,6 +293,8 @@ interface TaskColumns {
   readonly dynamicVariables: Array<string | null>
   readonly metadata: Array<string | null>
   readonly customSipHeaders: Array<string | null>
+  /** The task's legal group (LegalGroups; null = unconstrained), decision 0623. */
+  readonly legalGroup: Array<number | null>
 }
 
 /** Distinct (agent id, version or -1 for "any version") pairs in order of first use, with that task's index. */
@@ -342,6 +345,8 @@ class TaskPreparer {
   private readonly seenAgents = new Set<string>()
   private readonly hash = crypto.createHash("sha256").update("create-batch-call v2\n")
   private readonly maxTasks: number
+  /** Legal groups of the batch's tasks, assigned in task order (issue 15, decision 0623). */
+  readonly legal = new LegalGrouper()
 
   constructor(maxTasks: number) {
     this.maxTasks = maxTasks
@@ -368,7 +373,8 @@ class TaskPreparer {
       agentOverride: new Array(count),
       dynamicVariables: new Array(count),
       metadata: new Array(count),
-      customSipHeaders: new Array(count)
+      customSipHeaders: new Array(count),
+      legalGroup: new Array(count)
     }
     for (let i = 0; i < count; i++) {
       const task = tasks[i]!
@@ -409,6 +415,7 @@ class TaskPreparer {
       columns.dynamicVariables[i] = dynamicVariables
       columns.metadata[i] = metadata
       columns.customSipHeaders[i] = customSipHeaders
+      columns.legalGroup[i] = this.legal.assign(task.to_number)
       if (task.override_agent_id !== undefined) {
         // a name ("latest", "latest_published", a tag) resolves at dial time: the agent must exist in some version
         const wanted = typeof version === "number" ? version : -1
@@ -703,10 +710,10 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
         return sql`
           INSERT INTO batch_call_tasks (org_id, batch_call_id, task_index, to_number, override_agent_id,
             override_agent_version, override_agent_version_name, agent_override, dynamic_variables, metadata,
-            custom_sip_headers)
+            custom_sip_headers, legal_group)
           SELECT ${orgId}, ${batchCallId}, t.task_index, t.to_number, t.agent_id, t.agent_version,
             t.agent_version_name, t.agent_override::jsonb, t.dynamic_variables::jsonb, t.metadata::jsonb,
-            t.custom_sip_headers::jsonb
+            t.custom_sip_headers::jsonb, t.legal_group
           FROM (
             SELECT generate_series(${offset}::int4, ${offset + columns.toNumber.length - 1}::int4) AS task_index,
               unnest(${columns.toNumber}::text[]) AS to_number,
@@ -716,9 +723,20 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
               unnest(${column(columns.agentOverride)}::text[]) AS agent_override,
               unnest(${column(columns.dynamicVariables)}::text[]) AS dynamic_variables,
               unnest(${column(columns.metadata)}::text[]) AS metadata,
-              unnest(${column(columns.customSipHeaders)}::text[]) AS custom_sip_headers
+              unnest(${column(columns.customSipHeaders)}::text[]) AS custom_sip_headers,
+              unnest(${column(columns.legalGroup)}::int4[]) AS legal_group
           ) AS t`
       }
+
+      // The batch's distinct legal groups, once (a handful: one per zone set and rule set among its numbers); the
+      // dispatcher reads them to decide which groups may be claimed now (decision 0623). Zones and rule ids travel
+      // as one text per group ("&" and "," cannot occur in an IANA zone name or a jurisdiction code).
+      const insertLegalGroups = (batchCallId: string, groups: ReadonlyArray<LegalGroup>) =>
+        groups.length === 0 ? Effect.void : Effect.asVoid(sql`
+          INSERT INTO batch_call_legal_groups (batch_call_id, legal_group, zones, rule_ids)
+          SELECT ${batchCallId}, g.legal_group, string_to_array(g.zones, '&'), string_to_array(g.rule_ids, ',')
+          FROM unnest(${groups.map((g) => g.group)}::int4[], ${groups.map((g) => g.zones.join("&"))}::text[],
+            ${groups.map((g) => g.ruleIds.join(","))}::text[]) AS g(legal_group, zones, rule_ids)`)
 
       const createFrom = <E>(
         orgId: string,
@@ -772,6 +790,7 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
             }
             yield* checkFromNumber(orgId, head.from_number)
             yield* checkAgents(orgId, tasks.agents)
+            yield* insertLegalGroups(batchCallId, tasks.legal.groups)
             yield* insertBatch(orgId, apiKeyId, head, batch, now)
             return batch
           }))

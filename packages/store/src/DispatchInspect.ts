@@ -9,8 +9,14 @@
  *   changed. The model is the dispatcher's: a call starts when a slot is free and the window is open, and a call
  *   started before the window closes runs to its end. Other batches of the org that start meanwhile would share
  *   the slots (fair share), which the preview does not foresee.
+ *   Legal hours (issue 15, decision 0623): `legal_hours` reports, per zone set (a legal group), how many pending
+ *   tasks it holds, which rule holds them back at the preview's instant and when the group opens next, and per
+ *   rule how many tasks are held back; the dial-time simulation itself reads the window only.
  */
 import { CanonicalCallTimeWindow, isOpen, nextClosing, nextOpening } from "@svc/domain/CallWindow.ts"
+import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
+import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
+import { explain, ruleLabel, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TaskStates } from "./BatchCallsRepo.ts"
@@ -100,6 +106,31 @@ export interface PreviewReport {
   }>
   /** Why nothing would be dialled, when that is so. */
   readonly note: string | null
+  /** Legal hours of the pending tasks at `as_of` (issue 15, decision 0623). */
+  readonly legal_hours: LegalHoursReport
+}
+
+/** @category models */
+export interface LegalHoursReport {
+  /** Pending tasks with no legal-hours constraint (not NANP, or created before legal groups existed). */
+  readonly unconstrained: number
+  /** Pending constrained tasks that may be dialled at `as_of` (legal in every zone, inside the window). */
+  readonly dialable_now: number
+  /** Pending tasks held back per binding rule label (`call_window` for the batch's window), largest first. */
+  readonly held_back: ReadonlyArray<{ readonly rule: string; readonly tasks: number }>
+  /** Pending tasks whose group has no opening within 14 days. */
+  readonly never_within_horizon: number
+  /** Each zone set (legal group) with pending tasks. */
+  readonly zone_sets: ReadonlyArray<{
+    readonly zones: ReadonlyArray<string>
+    readonly rules: ReadonlyArray<string>
+    readonly tasks: number
+    /** The binding rule now (`FL 08:00-20:00`, `call_window`), or null when dialable. */
+    readonly blocked_by: string | null
+    /** The `state_reason` its tasks carry while blocked, or null. */
+    readonly state_reason: string | null
+    readonly next_opening_iso: string | null
+  }>
 }
 
 const iso = (ms: number | null | undefined) => ms === null || ms === undefined ? null : new Date(ms).toISOString()
@@ -267,6 +298,57 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
         } satisfies BatchStatusReport
       })
 
+      /** The pending tasks per legal group, each group evaluated once at `at` (LegalHoursReport). */
+      const legalHoursOf = (batchCallId: string, window: CanonicalCallTimeWindow | undefined, at: number) =>
+        Effect.gen(function*() {
+          const counts = yield* sql<{ legal_group: number | null; n: number }>`
+            SELECT legal_group, count(*)::int4 AS n FROM batch_call_tasks
+            WHERE batch_call_id = ${batchCallId} AND state = 'pending'
+            GROUP BY legal_group`
+          const groups = yield* sql<{ legal_group: number; zones: Array<string>; rule_ids: Array<string> }>`
+            SELECT legal_group, zones, rule_ids FROM batch_call_legal_groups
+            WHERE batch_call_id = ${batchCallId} ORDER BY legal_group`
+          const pendingOf = new Map(counts.map((c) => [c.legal_group, c.n]))
+          const heldBack = new Map<string, number>()
+          const zoneSets: Array<LegalHoursReport["zone_sets"][number]> = []
+          let dialable = 0
+          let never = 0
+          for (const g of groups) {
+            const tasks = pendingOf.get(g.legal_group) ?? 0
+            if (tasks === 0) continue
+            const rules = rulesOfIds(defaultPolicy, g.rule_ids)
+            const blocked = explain(at, g.zones, rules, window)
+            const blockedBy = Option.isNone(blocked)
+              ? null
+              : blocked.value._tag === "LegalHours"
+              ? ruleLabel(blocked.value.rule)
+              : "call_window"
+            const next = Option.isNone(blocked) ? Option.some(at) : blocked.value.until
+            if (blockedBy === null) dialable += tasks
+            else heldBack.set(blockedBy, (heldBack.get(blockedBy) ?? 0) + tasks)
+            if (Option.isNone(next)) never += tasks
+            zoneSets.push({
+              zones: g.zones,
+              rules: rules.map((r) => r.jurisdiction),
+              tasks,
+              blocked_by: blockedBy,
+              state_reason: Option.isSome(blocked) && blocked.value._tag === "LegalHours"
+                ? stateReason(blocked.value)
+                : null,
+              next_opening_iso: Option.isNone(next) ? null : new Date(next.value).toISOString()
+            })
+          }
+          return {
+            unconstrained: pendingOf.get(null) ?? 0,
+            dialable_now: dialable,
+            held_back: [...heldBack].map(([rule, tasks]) => ({ rule, tasks })).sort((a, b) =>
+              b.tasks - a.tasks || (a.rule < b.rule ? -1 : 1)
+            ),
+            never_within_horizon: never,
+            zone_sets: zoneSets
+          } satisfies LegalHoursReport
+        }).pipe(Effect.orDie)
+
       const preview = Effect.fn("DispatchInspect.preview")(
         function*(orgId: string, batchCallId: string, options: PreviewOptions) {
           const row = yield* batchRow(orgId, batchCallId)
@@ -288,6 +370,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
             LIMIT ${options.show}`.pipe(Effect.orDie)
           const pending = counts?.pending ?? 0
           const skipped = counts?.dnc ?? 0
+          const legalHours = yield* legalHoursOf(batchCallId, window, options.at)
           const others = row.org_in_flight - row.batch_in_flight
           const slots = Math.max(0, row.concurrency_limit - row.reserved_concurrency - others)
           const start = Math.max(options.at, row.trigger_timestamp ?? options.at)
@@ -353,7 +436,8 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
               ? `the batch is ${row.status}: nothing is dialled`
               : slots === 0 && pending - skipped > 0
               ? "no free slot: concurrency_limit - reserved_concurrency - other calls in flight is 0"
-              : null
+              : null,
+            legal_hours: legalHours
           } satisfies PreviewReport
         }
       )

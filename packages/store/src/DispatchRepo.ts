@@ -78,6 +78,29 @@ export interface ClaimedTask {
   readonly request: DialRequest
 }
 
+/**
+ * A batch's legal groups at the claim's instant (issue 15, decision 0623): those whose tasks may be dialled now,
+ * and the others with the instant each opens next (legal hours and the batch's window).
+ *
+ * @category models
+ */
+export interface BatchLegality {
+  readonly legal: ReadonlyArray<number>
+  readonly blocked: ReadonlyArray<{ readonly group: number; readonly opensAt: number }>
+}
+
+/**
+ * One legal group of a batch as stored at its creation (migration 0022).
+ *
+ * @category models
+ */
+export interface StoredLegalGroup {
+  readonly batchCallId: string
+  readonly group: number
+  readonly zones: ReadonlyArray<string>
+  readonly ruleIds: ReadonlyArray<string>
+}
+
 /** @category models */
 export interface ClaimOptions {
   readonly owner: string
@@ -85,6 +108,12 @@ export interface ClaimOptions {
   readonly leaseMs: number
   /** Most tasks claimed from one batch in one transaction. */
   readonly maxPerBatch: number
+  /**
+   * Legal groups per batch id: a batch's tasks are claimed only from its `legal` groups (and its unconstrained
+   * tasks); a batch missing from the map has only its unconstrained tasks claimed. Without the map nothing is
+   * constrained: the dispatcher always passes it (decision 0623); tests of other rules may leave it out.
+   */
+  readonly legal?: ReadonlyMap<string, BatchLegality> | undefined
 }
 
 /** @category models */
@@ -202,6 +231,13 @@ const nothingClaimed = (busy: boolean): ClaimResult => ({
   rechecksAt: undefined
 })
 
+/**
+ * `scheduler_claim`'s `p_groups` for a batch: NULL (nothing constrained) without a legality map, else the batch's
+ * legal groups (none when the map does not have it: only its unconstrained tasks).
+ */
+const groupsParam = (legal: ReadonlyMap<string, BatchLegality> | undefined, batchCallId: string) =>
+  legal === undefined ? null : [...(legal.get(batchCallId)?.legal ?? [])]
+
 /** A statement that waited longer than its `lock_timeout` (lockOrg's bound). */
 const isLockTimeout = (error: SqlError.SqlError) => error.cause._tag === "LockTimeoutError"
 
@@ -260,6 +296,14 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   readonly releaseToUnknown: (owner: string, taskIds: ReadonlyArray<string>, now: number) => Effect.Effect<number>
   /** Completes the batches among these that have nothing pending or in flight; returns them. */
   readonly completeIfDone: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Sets the `state_reason` of a legal group's pending tasks (why they wait: `legal_hours: ...`), or clears a
+   * `legal_hours` reason when `reason` is null; one statement, rows already right are not written. Returns how many
+   * changed.
+   */
+  readonly setLegalReason: (batchCallId: string, group: number, reason: string | null) => Effect.Effect<number>
+  /** The legal groups of these batches (immutable once created: callers may keep them). */
+  readonly legalGroups: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredLegalGroup>>
 }>()("@svc/store/DispatchRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<DispatchRepo, never, SqlClient.SqlClient> = Layer.effect(
@@ -428,11 +472,19 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
       // runs once per row (DispatchClaims.integration.test.ts counts both under a generic plan). The function
       // returns the tasks, then a summary row (task_id NULL) with the limit and the calls in flight before the
       // claim; undefined here: no such org.
-      const claimRows = (orgId: string, batch: DueBatch, max: number, owner: string, until: number, now: number) =>
+      const claimRows = (
+        orgId: string,
+        batch: DueBatch,
+        max: number,
+        owner: string,
+        until: number,
+        now: number,
+        legal: ReadonlyMap<string, BatchLegality> | undefined
+      ) =>
         sql<ClaimFunctionRow>`
           SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, ${orgId}, ${`${ORG_LOCK_WAIT_MS}ms`},
             ${batch.batchCallId}, ${batch.reservedConcurrency}::int4, ${max}::int4, ${owner}, ${until}::int8,
-            ${batch.fromNumber}, ${now}::int8)`.pipe(
+            ${batch.fromNumber}, ${now}::int8, ${groupsParam(legal, batch.batchCallId)}::int4[])`.pipe(
           Effect.map((rows) => {
             const summary = rows[rows.length - 1]
             if (summary === undefined || summary.org_limit === null || summary.org_in_flight === null) return undefined
@@ -462,21 +514,100 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             ) IS NULL
           RETURNING b.batch_call_id`
 
-      /** After a one-statement claim found its batch dry: complete it, or let it rest (`rest`), under the org's lock. */
-      const ranDry = (orgId: string, batchCallId: string, now: number) =>
+      /**
+       * A batch with nothing dialable left now but pending tasks in groups blocked by legal hours sleeps until the
+       * earliest opening among the blocked groups that still have pending tasks (decision 0623), each group asked
+       * through batch_call_tasks_pending_by_group. Only while no task of a legal group (or an unconstrained one) is
+       * pending: one the claim could not take (locked) keeps the batch due. Returns the wake time, if it sleeps.
+       */
+      const sleepUntilLegal = (batchCallId: string, legality: BatchLegality | undefined, now: number) =>
+        legality === undefined || legality.blocked.length === 0 ? Effect.succeed(undefined) : sql<{ at: number }>`
+          WITH w AS (
+            SELECT min(o.at) AS at
+            FROM unnest(${legality.blocked.map((b) => b.group)}::int4[],
+              ${legality.blocked.map((b) => String(b.opensAt))}::text[]::int8[]) AS o(g, at)
+            WHERE (
+              SELECT 1 FROM batch_call_tasks t
+              WHERE t.batch_call_id = ${batchCallId} AND t.legal_group = o.g AND t.state = 'pending'
+              ORDER BY t.task_index
+              LIMIT 1
+            ) IS NOT NULL
+          )
+          UPDATE batch_calls b SET next_dispatch_at = w.at
+          FROM w
+          WHERE b.batch_call_id = ${batchCallId} AND w.at IS NOT NULL AND b.next_dispatch_at <= ${now}
+            AND (
+              SELECT 1 FROM batch_call_tasks t
+              WHERE t.batch_call_id = ${batchCallId} AND t.legal_group IS NULL AND t.state = 'pending'
+              ORDER BY t.task_index
+              LIMIT 1
+            ) IS NULL
+            AND NOT EXISTS (
+              SELECT 1 FROM unnest(${[...legality.legal]}::int4[]) AS l(g)
+              WHERE (
+                SELECT 1 FROM batch_call_tasks t
+                WHERE t.batch_call_id = ${batchCallId} AND t.legal_group = l.g AND t.state = 'pending'
+                ORDER BY t.task_index
+                LIMIT 1
+              ) IS NOT NULL
+            )
+          RETURNING w.at::float8 AS at`.pipe(Effect.map((rows) => rows[0]?.at))
+
+      /**
+       * Batches that ran dry and did not complete: each sleeps until its legal groups open (`sleepUntilLegal`) when
+       * only blocked groups have pending tasks, else rests (`rest`). Returns the earliest time one of them is due
+       * again, if any sleeps or rests.
+       */
+      const restOrSleep = (
+        batchCallIds: ReadonlyArray<string>,
+        legal: ReadonlyMap<string, BatchLegality> | undefined,
+        now: number
+      ) =>
+        Effect.gen(function*() {
+          let at: number | undefined
+          const resting: Array<string> = []
+          for (const id of batchCallIds) {
+            const opens = yield* sleepUntilLegal(id, legal?.get(id), now)
+            if (opens === undefined) resting.push(id)
+            else if (at === undefined || opens < at) at = opens
+          }
+          if (resting.length > 0 && (yield* rest(resting, now)).length > 0) {
+            const recheck = now + IDLE_RECHECK_MS
+            if (at === undefined || recheck < at) at = recheck
+          }
+          return at
+        })
+
+      /**
+       * After a one-statement claim found its batch dry: complete it, or let it rest or sleep until its legal groups
+       * open (`restOrSleep`), under the org's lock.
+       */
+      const ranDry = (
+        orgId: string,
+        batchCallId: string,
+        now: number,
+        legal: ReadonlyMap<string, BatchLegality> | undefined
+      ) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* lockOrg(orgId)
           const completed = yield* completeIfDoneStatement([batchCallId])
           if (completed.length > 0) return { completed, rechecksAt: undefined }
-          const rested = yield* rest([batchCallId], now)
-          return { completed, rechecksAt: rested.length > 0 ? now + IDLE_RECHECK_MS : undefined }
+          return { completed, rechecksAt: yield* restOrSleep([batchCallId], legal, now) }
         }))
 
       /** The claim of an org with one open batch: one statement, then rarely a second (the batch ran dry). */
       const claimOne = (orgId: string, batch: DueBatch, options: ClaimOptions) =>
         Effect.gen(function*() {
           const until = options.now + options.leaseMs
-          const result = yield* claimRows(orgId, batch, options.maxPerBatch, options.owner, until, options.now)
+          const result = yield* claimRows(
+            orgId,
+            batch,
+            options.maxPerBatch,
+            options.owner,
+            until,
+            options.now,
+            options.legal
+          )
           if (result === undefined) return nothingClaimed(false)
           const { inFlight, limit, rows } = result
           const wanted = Math.min(options.maxPerBatch, freeSlots(limit, batch.reservedConcurrency, inFlight))
@@ -499,7 +630,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           }
           if (wanted > 0 && rows.length < wanted) {
             // under the org's lock no other claim held this batch's pending rows: it has run dry
-            const dry = yield* ranDry(orgId, batch.batchCallId, options.now)
+            const dry = yield* ranDry(orgId, batch.batchCallId, options.now, options.legal)
             return { claimed, skipped, completed: dry.completed, busy: false, more: false, rechecksAt: dry.rechecksAt }
           }
           // it took all it asked for: claim again at once if slots are left (its skipped tasks took none)
@@ -552,7 +683,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                 // transaction's own claims have kept up to date
                 const rows = n <= 0
                   ? []
-                  : (yield* claimRows(orgId, batch, n, options.owner, until, options.now))?.rows ?? []
+                  : (yield* claimRows(orgId, batch, n, options.owner, until, options.now, options.legal))?.rows ?? []
                 let dialled = 0
                 for (const row of rows) {
                   if (row.state === "skipped") {
@@ -590,10 +721,9 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             if (exhausted.length > 0) {
               completed = yield* completeIfDoneStatement(exhausted)
               const resting = exhausted.filter((id) => !completed.includes(id))
-              // nothing to claim until a task returns to pending (which wakes the batch) or the batch completes
-              if (resting.length > 0 && (yield* rest(resting, options.now)).length > 0) {
-                rechecksAt = options.now + IDLE_RECHECK_MS
-              }
+              // nothing to claim until a task returns to pending (which wakes the batch), a blocked legal group
+              // opens, or the batch completes
+              if (resting.length > 0) rechecksAt = yield* restOrSleep(resting, options.legal, options.now)
             }
             const more = capped.some((b) => freeSlots(limit, b.reservedConcurrency, orgInFlight) > 0)
             return { claimed, skipped, completed, busy: false, more, rechecksAt }
@@ -697,7 +827,48 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           ? Effect.succeed([])
           : completeIfDoneStatement(batchCallIds).pipe(Effect.orDie, Effect.withSpan("DispatchRepo.completeIfDone"))
 
+      const legalGroups = (batchCallIds: ReadonlyArray<string>) =>
+        batchCallIds.length === 0 ? Effect.succeed([]) : sql<
+          { batch_call_id: string; legal_group: number; zones: Array<string>; rule_ids: Array<string> }
+        >`
+          SELECT batch_call_id, legal_group, zones, rule_ids FROM batch_call_legal_groups
+          WHERE batch_call_id = ANY(${batchCallIds}::text[])
+          ORDER BY batch_call_id, legal_group`.pipe(
+          Effect.map((rows) =>
+            rows.map((r): StoredLegalGroup => ({
+              batchCallId: r.batch_call_id,
+              group: r.legal_group,
+              zones: r.zones,
+              ruleIds: r.rule_ids
+            }))
+          ),
+          Effect.orDie,
+          Effect.withSpan("DispatchRepo.legalGroups")
+        )
+
+      // Through batch_call_tasks_pending_by_group: the group's pending tasks only. Written when a group's state
+      // changes (blocked with a new reason, or open again), not every pass (the Dispatcher remembers what it wrote);
+      // `state_reason` is in no index and `state` does not change, so the updates can be HOT.
+      const setLegalReason = (batchCallId: string, group: number, reason: string | null) =>
+        (reason === null
+          ? sql`
+            UPDATE batch_call_tasks SET state_reason = NULL
+            WHERE batch_call_id = ${batchCallId} AND legal_group = ${group} AND state = 'pending'
+              AND state_reason LIKE 'legal_hours:%'
+            RETURNING 1`
+          : sql`
+            UPDATE batch_call_tasks SET state_reason = ${reason}
+            WHERE batch_call_id = ${batchCallId} AND legal_group = ${group} AND state = 'pending'
+              AND state_reason IS DISTINCT FROM ${reason}
+            RETURNING 1`).pipe(
+            Effect.map((rows) => rows.length),
+            Effect.orDie,
+            Effect.withSpan("DispatchRepo.setLegalReason")
+          )
+
       return DispatchRepo.of({
+        setLegalReason,
+        legalGroups,
         expireLeases,
         leaseOwners,
         releaseOwners,

@@ -6,7 +6,9 @@
  *   the window is open, next opening and closing, and when the scheduler looks at the batch next.
  * - `batch-preview --org ID --batch ID [--at ISO|ms] [--call-seconds N] [--show N]`: when its pending tasks would
  *   be dialled given its window, trigger time and free slots, assuming calls of `--call-seconds` (default 120);
- *   lists the first `--show` tasks (default 20) and how many `do_not_call` numbers are skipped. Dials nothing.
+ *   lists the first `--show` tasks (default 20) and how many `do_not_call` numbers are skipped; `legal_hours`
+ *   reports how many tasks each legal-hours rule holds back and the next opening per zone set (issue 15, decision
+ *   0623). Dials nothing.
  */
 import { Database } from "@svc/store"
 import { DispatchInspect } from "@svc/store/DispatchInspect.ts"

@@ -1,0 +1,65 @@
+import { assert, describe, it } from "@effect/vitest"
+import { defaultPolicy } from "../../src/compliance/CallingPolicy.ts"
+import { constraintOf, LegalGrouper, rulesOfIds } from "../../src/compliance/LegalGroups.ts"
+import { isLegalAt } from "../../src/compliance/LegalHours.ts"
+
+describe("LegalGroups", () => {
+  it("numbers tasks' groups from 0 by first use; equal zones and rules share a group", () => {
+    const grouper = new LegalGrouper()
+    const numbers = ["+12125550100", "+13055550100", "+12125550199", "+18085550100", "+13055550101"]
+    assert.deepStrictEqual(numbers.map((n) => grouper.assign(n)), [0, 1, 0, 2, 1])
+    assert.deepStrictEqual(grouper.groups.map((g) => [g.group, [...g.zones], [...g.ruleIds]]), [
+      [0, ["America/New_York"], ["US"]],
+      [1, ["America/New_York"], ["US", "FL"]],
+      [2, ["Pacific/Honolulu"], ["US"]]
+    ])
+  })
+
+  it("leaves non-NANP numbers and strings with no zones unconstrained (null)", () => {
+    const grouper = new LegalGrouper()
+    assert.strictEqual(grouper.assign("+442071838750"), null)
+    assert.strictEqual(grouper.assign("+33142685300"), null)
+    assert.strictEqual(grouper.assign("not a number"), null)
+    assert.strictEqual(grouper.assign(""), null)
+    assert.deepStrictEqual(grouper.groups, [])
+    // a "+1" string too short for an area code (ignore_e164_validation) is still NANP: every US and CA zone
+    assert.strictEqual(grouper.assign("+1"), 0)
+    assert.isTrue(grouper.groups[0]!.zones.includes("America/Regina"))
+  })
+
+  it("gives an unknown NANP area code every zone of its country (conservative), in a group of its own", () => {
+    const known = constraintOf("+12125550100")!
+    const unknown = constraintOf("+16245550100")!
+    assert.isTrue(unknown.zones.length > known.zones.length)
+    assert.isTrue(unknown.zones.includes("Pacific/Honolulu") && unknown.zones.includes("America/New_York"))
+    const grouper = new LegalGrouper()
+    assert.strictEqual(grouper.assign("+12125550100"), 0)
+    assert.strictEqual(grouper.assign("+16245550100"), 1)
+  })
+
+  it("resolves stored rule ids back to the policy's rules; unknown ids drop, the federal rule always stays", () => {
+    const fl = constraintOf("+13055550100")!
+    assert.deepStrictEqual(rulesOfIds(defaultPolicy, ["US", "FL"]), fl.rules)
+    assert.deepStrictEqual(rulesOfIds(defaultPolicy, ["FL"]).map((r) => r.jurisdiction), ["US", "FL"])
+    assert.deepStrictEqual(rulesOfIds(defaultPolicy, ["ZZ", "US"]).map((r) => r.jurisdiction), ["US"])
+    assert.deepStrictEqual(rulesOfIds(defaultPolicy, []).map((r) => r.jurisdiction), ["US"])
+  })
+
+  it("a group's stored zones and rule ids give the same legal answer as the number itself", () => {
+    const grouper = new LegalGrouper()
+    const numbers = ["+18085550100", "+16025550100", "+13125550100", "+12125550100", "+13055550100", "+13065550100"]
+    for (const n of numbers) grouper.assign(n)
+    // every 30 minutes over two days (a Monday and Tuesday in December)
+    for (let t = Date.parse("2026-11-30T00:00:00Z"); t < Date.parse("2026-12-02T00:00:00Z"); t += 1_800_000) {
+      numbers.forEach((n, i) => {
+        const own = constraintOf(n)!
+        const group = grouper.groups[i]!
+        assert.strictEqual(
+          isLegalAt(t, group.zones, rulesOfIds(defaultPolicy, group.ruleIds)),
+          isLegalAt(t, own.zones, own.rules),
+          `${n} at ${new Date(t).toISOString()}`
+        )
+      })
+    }
+  })
+})
