@@ -139,7 +139,9 @@ const roundOf = (name: string) =>
       let t0 = performance.now()
       const rows = yield* sql<{ task_id: string | null; call_id: string | null; to_number: string | null }>`
         SELECT task_id, call_id, to_number FROM scheduler_claim(${ORG_LOCK}::int4, ${orgId}, '250ms',
-          ${batch.batch_call_id}, 0::int4, ${chunk}::int4, 'probe', ${NOW + 60_000}::int8, ${FROM}, ${NOW}::int8)`
+          ${batch.batch_call_id}, 0::int4, ${chunk}::int4, 'probe', ${
+        NOW + 60_000
+      }::int8, ${FROM}, ${NOW}::int8, NULL::int4[])`
       claimMs += performance.now() - t0
       const claimed = rows.filter((r) => r.task_id !== null)
       const finished = claimed.map((r) => {

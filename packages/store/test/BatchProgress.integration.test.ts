@@ -198,7 +198,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       const release = yield* Deferred.make<void>()
       const claim = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql`
-          SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, 'org_r', '5s', ${id}, 0, 2, 'worker-a', 99999999999::int8, '+14155550100', 0::int8)`
+          SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, 'org_r', '5s', ${id}, 0, 2, 'worker-a', 99999999999::int8, '+14155550100', 0::int8, NULL::int4[])`
         yield* Deferred.succeed(claimed, undefined)
         yield* Deferred.await(release)
         return rows.length - 1
@@ -243,7 +243,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       yield* Deferred.await(updated)
       // the claim (connection B) waits for the lock, then reads the committed cancel
       const claim = yield* Effect.forkChild(sql`
-        SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, 'org_s', '5s', ${id}, 0, 3, 'worker-a', 99999999999::int8, '+14155550100', 0::int8)`)
+        SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, 'org_s', '5s', ${id}, 0, 3, 'worker-a', 99999999999::int8, '+14155550100', 0::int8, NULL::int4[])`)
       yield* untilSomeoneWaitsOnALock
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(cancel)

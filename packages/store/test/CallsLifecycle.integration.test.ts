@@ -56,7 +56,7 @@ const claim = (orgId: string, batchCallId: string, max: number, now = NOW) =>
     const rows = yield* sql<ClaimRow>`
       SELECT task_id, call_id, state, to_number
       FROM scheduler_claim(1, ${orgId}, '1s', ${batchCallId}, 0, ${max}, 'w1', ${now + 60_000}::int8, ${FROM},
-        ${now}::int8)`
+        ${now}::int8, NULL::int4[])`
     return rows.filter((r) => r.task_id !== null)
   })
 
