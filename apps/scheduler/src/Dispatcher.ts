@@ -30,6 +30,7 @@ import { defaultPolicy, type JurisdictionRule } from "@svc/domain/compliance/Cal
 import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
 import { explain, isLegalAt, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Dialer, type DialerError } from "@svc/domain/ports/Dialer.ts"
+import { defaultEffective, type EffectivePolicy } from "@svc/store/CallingPolicyRepo.ts"
 import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
 import { type BatchLegality, type ClaimedTask, DispatchRepo, type DueBatch } from "@svc/store/DispatchRepo.ts"
 import * as DispatchWakeups from "@svc/store/DispatchWakeups.ts"
@@ -310,8 +311,11 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           for (const task of tasks) yield* FiberSet.run(dials, dialOne(task), { startImmediately: false })
         })
 
-      // Legal groups per batch (issue 15 item 3, decision 0623): stored at the batch's creation, read once, kept.
-      const legalGroups = new Map<string, ReadonlyArray<Group>>()
+      // Legal groups per batch (issue 15 item 3, decision 0623): stored at the batch's creation, read once, kept with
+      // the rules of the org's policy version they were resolved under; a batch whose org's policy version changed
+      // (DueBatch.policyVersion, read with every look) has its groups resolved again (decision 0628).
+      const legalGroups = new Map<string, { readonly version: number; readonly groups: ReadonlyArray<Group> }>()
+      const orgPolicies = new Map<string, EffectivePolicy>()
 
       /**
        * Which legal groups of each batch may be dialled at `now`: each group evaluated once (isLegalAt over its
@@ -320,29 +324,47 @@ export class Dispatcher extends Context.Service<Dispatcher, {
        */
       const legalityOf = (batches: ReadonlyArray<DueBatch>, now: number) =>
         Effect.gen(function*() {
-          const missing = batches.filter((b) => !legalGroups.has(b.batchCallId)).map((b) => b.batchCallId)
-          if (missing.length > 0) {
-            if (legalGroups.size + missing.length > LEGAL_CACHE_LIMIT) legalGroups.clear()
-            const stored = yield* repo.legalGroups(missing)
-            const byBatch = new Map<string, Array<Group>>(missing.map((id) => [id, []]))
+          const stale = batches.filter((b) => legalGroups.get(b.batchCallId)?.version !== b.policyVersion)
+          if (stale.length > 0) {
+            if (legalGroups.size + stale.length > LEGAL_CACHE_LIMIT) legalGroups.clear()
+            if (orgPolicies.size > LEGAL_CACHE_LIMIT) orgPolicies.clear()
+            // the orgs whose policy this worker does not hold at the batch's version (version 0: the default)
+            const orgs = new Set<string>()
+            for (const b of stale) {
+              if (b.policyVersion === 0) orgPolicies.set(b.orgId, defaultEffective)
+              else if (orgPolicies.get(b.orgId)?.version !== b.policyVersion) orgs.add(b.orgId)
+            }
+            if (orgs.size > 0) {
+              const fetched = yield* repo.orgPolicies([...orgs])
+              // an org found without a row was cleared meanwhile: the default policy, at the version looked at
+              for (const org of orgs) orgPolicies.set(org, fetched.get(org) ?? defaultEffective)
+            }
+            const ids = stale.map((b) => b.batchCallId)
+            const stored = yield* repo.legalGroups(ids)
+            const byBatch = new Map<string, Array<Group>>(ids.map((id) => [id, []]))
+            const orgOf = new Map(stale.map((b) => [b.batchCallId, b.orgId]))
             for (const g of stored) {
+              const policy = orgPolicies.get(orgOf.get(g.batchCallId)!)?.policy ?? defaultPolicy
               byBatch.get(g.batchCallId)?.push({
                 group: g.group,
                 zones: g.zones,
-                rules: rulesOfIds(defaultPolicy, g.ruleIds),
+                rules: rulesOfIds(policy, g.ruleIds),
                 blockedFrom: 0,
                 blockedUntil: 0,
                 blockedReason: "",
                 written: undefined
               })
             }
-            for (const [id, groups] of byBatch) legalGroups.set(id, groups)
+            // labelled with the version looked at: a newer one fetched meanwhile is looked at again next pass
+            for (const b of stale) {
+              legalGroups.set(b.batchCallId, { version: b.policyVersion, groups: byBatch.get(b.batchCallId) ?? [] })
+            }
           }
           const legality = new Map<string, BatchLegality>()
           for (const batch of batches) {
             const legal: Array<number> = []
             const blocked: Array<{ group: number; opensAt: number }> = []
-            for (const g of legalGroups.get(batch.batchCallId) ?? []) {
+            for (const g of legalGroups.get(batch.batchCallId)?.groups ?? []) {
               const known = now >= g.blockedFrom && now < g.blockedUntil
               if (!known && isLegalAt(now, g.zones, g.rules)) {
                 legal.push(g.group)
@@ -376,7 +398,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
             const state = legality.get(batch.batchCallId)
             if (state === undefined) continue
             const blocked = new Set(state.blocked.map((b) => b.group))
-            for (const g of legalGroups.get(batch.batchCallId) ?? []) {
+            for (const g of legalGroups.get(batch.batchCallId)?.groups ?? []) {
               const reason = blocked.has(g.group) ? g.blockedReason : null
               if (g.written === reason) continue
               yield* repo.setLegalReason(batch.batchCallId, g.group, reason)

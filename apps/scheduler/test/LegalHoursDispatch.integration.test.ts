@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
 import { constraintOf } from "@svc/domain/compliance/LegalGroups.ts"
 import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
+import { CallingPolicyRepo } from "@svc/store/CallingPolicyRepo.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -174,6 +175,41 @@ describe("Dispatcher with legal hours", () => {
       assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, at("2026-12-02T13:00:00Z"))
       const morning = yield* passAt(batch, "2026-12-02T13:00:00Z")
       assert.deepStrictEqual(morning.dialled, [MIAMI])
+    })))
+
+  it.live("an org's calling policy set mid-batch binds its next claim; clearing it wakes the batch at once", () =>
+    scenario(Effect.gen(function*() {
+      const NEW_YORK_2 = "+12125550101"
+      // 19:30 EST on Tuesday 1 Dec: federal hours (08:00-21:00) allow New York; one line, so one call per pass
+      yield* TestClock.setTime(at("2026-12-02T00:30:00Z"))
+      const orgId = yield* seedOrg(1)
+      const batch = yield* createBatch(orgId, { tasks: [{ to_number: NEW_YORK }, { to_number: NEW_YORK_2 }] })
+      const first = yield* passAt(batch, "2026-12-02T00:30:00Z")
+      assert.deepStrictEqual(first.dialled, [NEW_YORK])
+
+      // the org adds a NY row, 08:00-20:00 (stricter than federal: accepted without approval); at 20:30 EST the
+      // worker, which resolved the batch's groups under the default policy, must apply it
+      const policies = yield* Effect.service(CallingPolicyRepo).pipe(Effect.provide(CallingPolicyRepo.layer))
+      const ny = {
+        ...defaultPolicy.federal,
+        jurisdiction: "NY",
+        hours: [{ ...defaultPolicy.federal.hours[0]!, end: 1200 }]
+      }
+      yield* TestClock.setTime(at("2026-12-02T01:30:00Z"))
+      yield* policies.set(orgId, { rules: [ny] }, at("2026-12-02T01:30:00Z"))
+      const blocked = yield* passAt(batch, "2026-12-02T01:30:00Z")
+      assert.deepStrictEqual(blocked.dialled, [])
+      assert.deepStrictEqual(yield* waiting(batch), {
+        [NEW_YORK_2]: "legal_hours: NY 08:00-20:00 America/New_York until 2026-12-02T13:00:00Z"
+      })
+      assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, at("2026-12-02T13:00:00Z"))
+
+      // clearing it: the default policy again, and the sleeping batch is due at once, not at 13:00Z
+      yield* TestClock.setTime(at("2026-12-02T01:31:00Z"))
+      yield* policies.clear(orgId, at("2026-12-02T01:31:00Z"))
+      assert.strictEqual((yield* batchRow(batch)).next_dispatch_at, at("2026-12-02T01:31:00Z"))
+      const cleared = yield* passAt(batch, "2026-12-02T01:31:00Z")
+      assert.deepStrictEqual(cleared.dialled, [NEW_YORK_2])
     })))
 
   it.live("writes a blocked group's reason once, not every pass, and clears it when the group opens with tasks left", () =>

@@ -24,6 +24,7 @@ import { SqlClient } from "effect/sql"
 import { BatchCallNotFound, type BatchCallStatus, type TaskState, TaskStates } from "./BatchCallsRepo.ts"
 import { dialTimes } from "./DispatchInspect.ts"
 import { ORG_LOCK } from "./DispatchRepo.ts"
+import { legalHoursOf, type LegalHoursSummary } from "./LegalHoursReport.ts"
 
 /**
  * Length of a call assumed by the completion estimate (the default of `admin batch-preview --call-seconds`).
@@ -90,7 +91,11 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
           const counts = yield* sql<{ state: TaskState; n: number }>`
             SELECT state, count(*)::int4 AS n FROM batch_call_tasks
             WHERE batch_call_id = ${batchCallId} GROUP BY state`
-          return toProgress(row, counts, now)
+          const window = row.call_time_window === null ? undefined : decodeWindow(row.call_time_window)
+          const legal = yield* legalHoursOf(orgId, batchCallId, window, now).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
+          return toProgress(row, counts, legal, now)
         })
 
       const get = Effect.fn("BatchProgressRepo.get")(
@@ -127,6 +132,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
 const toProgress = (
   row: Row,
   counts: ReadonlyArray<{ readonly state: TaskState; readonly n: number }>,
+  legal: LegalHoursSummary,
   now: number
 ): BatchCallProgress => {
   const tasks = Object.fromEntries(TaskStates.map((s) => [s, 0])) as Record<TaskState, number>
@@ -163,6 +169,21 @@ const toProgress = (
     estimated_completion_timestamp: last === undefined ? null : last + ASSUMED_CALL_MS,
     completed_timestamp: row.status === "completed" ? row.finished_timestamp : null,
     cancelled_timestamp: row.status === "cancelled" ? row.finished_timestamp : null,
-    created_timestamp: row.created_timestamp
+    created_timestamp: row.created_timestamp,
+    legal_hours: {
+      policy_version: legal.policyVersion,
+      unconstrained_tasks: legal.unconstrained,
+      dialable_now_tasks: legal.dialableNow,
+      held_back: legal.heldBack,
+      never_within_horizon_tasks: legal.neverWithinHorizon,
+      zone_sets: legal.zoneSets.map((z) => ({
+        zones: z.zones,
+        rules: z.rules,
+        pending_tasks: z.tasks,
+        blocked_by: z.blockedBy,
+        state_reason: z.stateReason,
+        next_opening_timestamp: z.nextOpening
+      }))
+    }
   })
 }

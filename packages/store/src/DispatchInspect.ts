@@ -11,15 +11,14 @@
  *   the slots (fair share), which the preview does not foresee.
  *   Legal hours (issue 15, decision 0623): `legal_hours` reports, per zone set (a legal group), how many pending
  *   tasks it holds, which rule holds them back at the preview's instant and when the group opens next, and per
- *   rule how many tasks are held back; the dial-time simulation itself reads the window only.
+ *   rule how many tasks are held back, under the org's calling policy (decision 0628); the dial-time simulation
+ *   itself reads the window only.
  */
 import { CanonicalCallTimeWindow, isOpen, nextClosing, nextOpening } from "@svc/domain/CallWindow.ts"
-import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
-import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
-import { explain, ruleLabel, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TaskStates } from "./BatchCallsRepo.ts"
+import { legalHoursOf } from "./LegalHoursReport.ts"
 
 /**
  * No batch with this id in the org.
@@ -112,6 +111,8 @@ export interface PreviewReport {
 
 /** @category models */
 export interface LegalHoursReport {
+  /** The version of the org's calling-policy override the report was computed under (0: the default policy). */
+  readonly policy_version: number
   /** Pending tasks with no legal-hours constraint (not NANP, or created before legal groups existed). */
   readonly unconstrained: number
   /** Pending constrained tasks that may be dialled at `as_of` (legal in every zone, inside the window). */
@@ -299,55 +300,30 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
       })
 
       /** The pending tasks per legal group, each group evaluated once at `at` (LegalHoursReport). */
-      const legalHoursOf = (batchCallId: string, window: CanonicalCallTimeWindow | undefined, at: number) =>
-        Effect.gen(function*() {
-          const counts = yield* sql<{ legal_group: number | null; n: number }>`
-            SELECT legal_group, count(*)::int4 AS n FROM batch_call_tasks
-            WHERE batch_call_id = ${batchCallId} AND state = 'pending'
-            GROUP BY legal_group`
-          const groups = yield* sql<{ legal_group: number; zones: Array<string>; rule_ids: Array<string> }>`
-            SELECT legal_group, zones, rule_ids FROM batch_call_legal_groups
-            WHERE batch_call_id = ${batchCallId} ORDER BY legal_group`
-          const pendingOf = new Map(counts.map((c) => [c.legal_group, c.n]))
-          const heldBack = new Map<string, number>()
-          const zoneSets: Array<LegalHoursReport["zone_sets"][number]> = []
-          let dialable = 0
-          let never = 0
-          for (const g of groups) {
-            const tasks = pendingOf.get(g.legal_group) ?? 0
-            if (tasks === 0) continue
-            const rules = rulesOfIds(defaultPolicy, g.rule_ids)
-            const blocked = explain(at, g.zones, rules, window)
-            const blockedBy = Option.isNone(blocked)
-              ? null
-              : blocked.value._tag === "LegalHours"
-              ? ruleLabel(blocked.value.rule)
-              : "call_window"
-            const next = Option.isNone(blocked) ? Option.some(at) : blocked.value.until
-            if (blockedBy === null) dialable += tasks
-            else heldBack.set(blockedBy, (heldBack.get(blockedBy) ?? 0) + tasks)
-            if (Option.isNone(next)) never += tasks
-            zoneSets.push({
-              zones: g.zones,
-              rules: rules.map((r) => r.jurisdiction),
-              tasks,
-              blocked_by: blockedBy,
-              state_reason: Option.isSome(blocked) && blocked.value._tag === "LegalHours"
-                ? stateReason(blocked.value)
-                : null,
-              next_opening_iso: Option.isNone(next) ? null : new Date(next.value).toISOString()
-            })
-          }
-          return {
-            unconstrained: pendingOf.get(null) ?? 0,
-            dialable_now: dialable,
-            held_back: [...heldBack].map(([rule, tasks]) => ({ rule, tasks })).sort((a, b) =>
-              b.tasks - a.tasks || (a.rule < b.rule ? -1 : 1)
-            ),
-            never_within_horizon: never,
-            zone_sets: zoneSets
-          } satisfies LegalHoursReport
-        }).pipe(Effect.orDie)
+      const legalHoursReport = (
+        orgId: string,
+        batchCallId: string,
+        window: CanonicalCallTimeWindow | undefined,
+        at: number
+      ) =>
+        legalHoursOf(orgId, batchCallId, window, at).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.map((summary): LegalHoursReport => ({
+            policy_version: summary.policyVersion,
+            unconstrained: summary.unconstrained,
+            dialable_now: summary.dialableNow,
+            held_back: summary.heldBack,
+            never_within_horizon: summary.neverWithinHorizon,
+            zone_sets: summary.zoneSets.map((z) => ({
+              zones: z.zones,
+              rules: z.rules,
+              tasks: z.tasks,
+              blocked_by: z.blockedBy,
+              state_reason: z.stateReason,
+              next_opening_iso: iso(z.nextOpening)
+            }))
+          }))
+        )
 
       const preview = Effect.fn("DispatchInspect.preview")(
         function*(orgId: string, batchCallId: string, options: PreviewOptions) {
@@ -370,7 +346,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
             LIMIT ${options.show}`.pipe(Effect.orDie)
           const pending = counts?.pending ?? 0
           const skipped = counts?.dnc ?? 0
-          const legalHours = yield* legalHoursOf(batchCallId, window, options.at)
+          const legalHours = yield* legalHoursReport(orgId, batchCallId, window, options.at)
           const others = row.org_in_flight - row.batch_in_flight
           const slots = Math.max(0, row.concurrency_limit - row.reserved_concurrency - others)
           const start = Math.max(options.at, row.trigger_timestamp ?? options.at)

@@ -20,6 +20,7 @@ import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { effectiveOf, type EffectivePolicy } from "./CallingPolicyRepo.ts"
 import { allocate, type AllocationCandidate, freeSlots } from "./DispatchAllocation.ts"
 
 /**
@@ -60,6 +61,11 @@ export interface DueBatch {
   /** `undefined` = no call window: any time. */
   readonly window: CanonicalCallTimeWindow | undefined
   readonly nextDispatchAt: number
+  /**
+   * The version of the org's calling-policy override (0: none), read with the batch so that a policy change reaches
+   * the next claim (CallingPolicyRepo, decision 0628).
+   */
+  readonly policyVersion: number
 }
 
 /**
@@ -170,6 +176,7 @@ interface DueRow {
   readonly reserved_concurrency: number
   readonly call_time_window: unknown
   readonly next_dispatch_at: number
+  readonly policy_version: number
 }
 
 /** A row of `look`: a due batch, or only `next` (all else NULL) when none is due. */
@@ -304,6 +311,11 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   readonly setLegalReason: (batchCallId: string, group: number, reason: string | null) => Effect.Effect<number>
   /** The legal groups of these batches (immutable once created: callers may keep them). */
   readonly legalGroups: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredLegalGroup>>
+  /**
+   * The effective calling policies of these orgs (CallingPolicyRepo.effectiveOf; an org without an override is
+   * absent: the default policy, version 0). Callers keep them by version (`DueBatch.policyVersion`).
+   */
+  readonly orgPolicies: (orgIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, EffectivePolicy>>
 }>()("@svc/store/DispatchRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<DispatchRepo, never, SqlClient.SqlClient> = Layer.effect(
@@ -369,14 +381,16 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
       const look = (now: number, limit: number) =>
         sql<LookRow>`
           SELECT d.batch_call_id, d.org_id, d.from_number, d.reserved_concurrency, d.call_time_window,
-            d.next_dispatch_at, u.next
+            d.next_dispatch_at, d.policy_version, u.next
           FROM (
             SELECT min(next_dispatch_at)::float8 AS next FROM batch_calls
             WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at > ${now}
           ) u
           LEFT JOIN LATERAL (
             SELECT batch_call_id, org_id, from_number, reserved_concurrency, call_time_window,
-              next_dispatch_at::float8 AS next_dispatch_at
+              next_dispatch_at::float8 AS next_dispatch_at,
+              coalesce((SELECT p.version FROM org_calling_policies p WHERE p.org_id = batch_calls.org_id), 0)::float8
+                AS policy_version
             FROM batch_calls
             WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at <= ${now}
             ORDER BY next_dispatch_at
@@ -393,7 +407,8 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                 fromNumber: found.from_number,
                 reservedConcurrency: found.reserved_concurrency,
                 window: windowOf(found),
-                nextDispatchAt: found.next_dispatch_at
+                nextDispatchAt: found.next_dispatch_at,
+                policyVersion: found.policy_version
               })
             }
             return { due, next: rows[0]?.next ?? undefined }
@@ -866,9 +881,21 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             Effect.withSpan("DispatchRepo.setLegalReason")
           )
 
+      const orgPolicies = (orgIds: ReadonlyArray<string>) =>
+        orgIds.length === 0
+          ? Effect.succeed(new Map<string, EffectivePolicy>())
+          : sql<{ org_id: string; override: unknown; version: number }>`
+            SELECT org_id, override, version::float8 AS version FROM org_calling_policies
+            WHERE org_id = ANY(${orgIds}::text[])`.pipe(
+            Effect.map((rows) => new Map(rows.map((r) => [r.org_id, effectiveOf(r.override, r.version)]))),
+            Effect.orDie,
+            Effect.withSpan("DispatchRepo.orgPolicies")
+          )
+
       return DispatchRepo.of({
         setLegalReason,
         legalGroups,
+        orgPolicies,
         expireLeases,
         leaseOwners,
         releaseOwners,

@@ -67,12 +67,13 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo legal groups", (it) => {
       assert.deepStrictEqual(tasks.map((t) => t.legal_group), [0, 1, 2, 3, 4, 5, null, 3, 4])
       const groups = yield* groupsOf(batch.batch_call_id)
       assert.deepStrictEqual(groups.map((g) => [g.legal_group, g.zones, g.rule_ids]), [
-        [0, ["Pacific/Honolulu"], ["US"]],
-        [1, ["America/Phoenix"], ["US"]],
-        [2, ["America/Chicago"], ["US"]],
-        [3, ["America/New_York"], ["US"]],
+        // the candidate jurisdictions, resolved to rules under the org's policy at dispatch (decision 0628)
+        [0, ["Pacific/Honolulu"], ["US", "HI"]],
+        [1, ["America/Phoenix"], ["US", "AZ"]],
+        [2, ["America/Chicago"], ["US", "IL"]],
+        [3, ["America/New_York"], ["US", "NY"]],
         [4, ["America/New_York"], ["US", "FL"]],
-        [5, ["America/Regina"], ["US"]]
+        [5, ["America/Regina"], ["US", "SK"]]
       ])
     }))
 

@@ -1,4 +1,5 @@
 import { assert, layer } from "@effect/vitest"
+import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -261,3 +262,56 @@ const taskIdsOf = (batchCallId: string, indexes: ReadonlyArray<number>) =>
       WHERE batch_call_id = ${batchCallId} AND task_index = ANY(${indexes}::int4[]) ORDER BY task_index`.pipe(
       Effect.map((rows) => rows.map((r) => r.task_id))
     ))
+
+layer(Layers, { timeout: 60_000 })("BatchProgressRepo legal hours", (it) => {
+  it.effect("reports legal hours of the pending tasks: what each rule holds back and each zone set's next opening", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const progress = yield* BatchProgressRepo
+      const orgId = `org_prog_legal_${process.pid}`
+      yield* addOrg(orgId, 5)
+      const batch = yield* createBatch(orgId, 0, {
+        tasks: ["+13055550100", "+13055550101", "+12125550100", "+18085550100", "+442071838750"].map((n) => ({
+          to_number: n
+        }))
+      })
+      // 20:30 EST (01:30Z, Wed 2 Dec): FL closed since 20:00 (opens 13:00Z), federal New York open until 21:00,
+      // Honolulu at 15:30 open; London unconstrained
+      const at = Date.parse("2026-12-02T01:30:00Z")
+      const legal = (yield* progress.get(orgId, batch, at)).legal_hours
+      assert.strictEqual(legal.policy_version, 0)
+      assert.strictEqual(legal.unconstrained_tasks, 1)
+      assert.strictEqual(legal.dialable_now_tasks, 2)
+      assert.deepStrictEqual(legal.held_back, [{ rule: "FL 08:00-20:00", tasks: 2 }])
+      assert.strictEqual(legal.never_within_horizon_tasks, 0)
+      const miami = legal.zone_sets.find((z) => z.rules.includes("FL"))!
+      assert.deepStrictEqual(miami, {
+        zones: ["America/New_York"],
+        rules: ["US", "FL"],
+        pending_tasks: 2,
+        blocked_by: "FL 08:00-20:00",
+        state_reason: "legal_hours: FL 08:00-20:00 America/New_York until 2026-12-02T13:00:00Z",
+        next_opening_timestamp: Date.parse("2026-12-02T13:00:00Z")
+      })
+      assert.strictEqual(legal.zone_sets.find((z) => z.zones[0] === "Pacific/Honolulu")!.next_opening_timestamp, at)
+      // a task no longer pending leaves the counts
+      yield* sql`UPDATE batch_call_tasks SET state = 'completed' WHERE batch_call_id = ${batch} AND task_index = 0`
+      const after = (yield* progress.get(orgId, batch, at)).legal_hours
+      assert.deepStrictEqual(after.held_back, [{ rule: "FL 08:00-20:00", tasks: 1 }])
+      // the org's policy applies: a NY row 08:00-20:00 holds the New York task back too, under version 1
+      const ny = {
+        ...defaultPolicy.federal,
+        jurisdiction: "NY",
+        hours: [{ ...defaultPolicy.federal.hours[0]!, end: 1200 }]
+      }
+      yield* sql`INSERT INTO org_calling_policies (org_id, override, version, updated_timestamp)
+                 VALUES (${orgId}, ${JSON.stringify({ rules: [ny] })}::jsonb, 1, 0)`
+      const strict = (yield* progress.get(orgId, batch, at)).legal_hours
+      assert.strictEqual(strict.policy_version, 1)
+      assert.deepStrictEqual(strict.held_back, [
+        { rule: "FL 08:00-20:00", tasks: 1 },
+        { rule: "NY 08:00-20:00", tasks: 1 }
+      ])
+      assert.strictEqual(strict.dialable_now_tasks, 1)
+    }))
+})

@@ -52,8 +52,8 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with legal groups", (it)
       ])
       const groups = yield* repo.legalGroups([batchCallId])
       assert.deepStrictEqual(groups.map((g) => [g.group, g.zones, g.ruleIds]), [
-        [0, ["Pacific/Honolulu"], ["US"]],
-        [1, ["America/New_York"], ["US"]]
+        [0, ["Pacific/Honolulu"], ["US", "HI"]],
+        [1, ["America/New_York"], ["US", "NY"]]
       ])
       const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const options = { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 1 }

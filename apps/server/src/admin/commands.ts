@@ -1,6 +1,6 @@
 /**
  * The admin subcommands (issue 4): create-org, create-api-key, add-phone-number, add-agent, import; the batch
- * (batchCommands.ts) and webhook (webhookCommands.ts) ones.
+ * (batchCommands.ts), webhook (webhookCommands.ts) and calling-policy (policyCommands.ts) ones.
  * Each prints one JSON document on stdout.
  */
 import { isE164 } from "@svc/domain/models/E164.ts"
@@ -13,6 +13,7 @@ import { Command, Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"
 import { batchCommands } from "./batchCommands.ts"
 import * as Import from "./Import.ts"
+import { policyCommands } from "./policyCommands.ts"
 import * as Progress from "./Progress.ts"
 import { webhookCommands } from "./webhookCommands.ts"
 
@@ -164,5 +165,6 @@ export const commands = [
   importCommand,
   seed,
   ...batchCommands,
-  ...webhookCommands
+  ...webhookCommands,
+  ...policyCommands
 ] as const

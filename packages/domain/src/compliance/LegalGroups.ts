@@ -6,16 +6,21 @@
  * evaluates each group once per pass (`isLegalAt`: few groups, however many tasks) and claims only tasks of the
  * groups that are legal now.
  *
- * In this phase only NANP numbers (`+1...`) are constrained, with the default policy, from the number alone (the
- * contact's custom fields are not read at creation); any other number, and a `+1` string with no zones (not a
- * number), is unconstrained: `legal_group` NULL.
+ * Only NANP numbers (`+1...`) are constrained; any other number, and a `+1` string with no zones (not a number), is
+ * unconstrained: `legal_group` NULL.
+ *
+ * A group stores the number's candidate jurisdictions ("US" and every state its area code may be in, plus the
+ * contact's address state), not the rules of one policy: the rules are resolved from them with the organisation's
+ * policy when the group is evaluated (`rulesOfIds`), so a policy set or changed after the batch was created applies
+ * to its pending tasks, including a row added for a state the policy had none for (decision 0628).
  */
 import { type CallingPolicy, defaultPolicy, type JurisdictionRule, rulesFor } from "./CallingPolicy.ts"
-import { areaCodeStates, type ZoneSet, zonesFor } from "./RecipientZones.ts"
+import { areaCodeStates, type ContactLocation, type ZoneSet, zonesFor, zonesOfState } from "./RecipientZones.ts"
 
 /**
- * What decides a group's legal hours: its zones and the jurisdictions of its rules ("US" for the federal rule, else
- * a state's postal code), in the order `rulesFor` gives them.
+ * What decides a group's legal hours: its zones and its candidate jurisdictions ("US" first, then the postal codes of
+ * the states its number's area code may be in and of the contact's address state, as given), whose rules apply when
+ * the policy has a row for them.
  *
  * @category models
  */
@@ -25,6 +30,32 @@ export interface LegalGroup {
   readonly ruleIds: ReadonlyArray<string>
 }
 
+const federalOnly: ReadonlyArray<string> = Object.freeze(["US"])
+
+/**
+ * The candidate zones and jurisdictions of one number (and its contact's location fields), or `undefined` when it
+ * is unconstrained (not NANP, or no zones). Independent of any policy.
+ *
+ * @category combinators
+ */
+export const candidatesOf = (
+  toNumber: string,
+  contact?: ContactLocation
+): { readonly zones: ZoneSet; readonly jurisdictions: ReadonlyArray<string> } | undefined => {
+  // "+1": only NANP numbers get legal hours (decision 0623)
+  if (toNumber.charCodeAt(0) !== 43 || toNumber.charCodeAt(1) !== 49) return undefined
+  const zones = zonesFor(toNumber, contact)
+  if (zones.length === 0) return undefined
+  const states = areaCodeStates(toNumber)
+  const address = contact?.state?.trim().toUpperCase()
+  // the area-code state and the address state: a call must satisfy both (calling-rules.md)
+  const extra = address !== undefined && zonesOfState(address) !== undefined && !states.includes(address)
+    ? [address]
+    : []
+  if (states.length === 0 && extra.length === 0) return { zones, jurisdictions: federalOnly }
+  return { zones, jurisdictions: ["US", ...states, ...extra] }
+}
+
 /**
  * The constraint of one number under `policy`, or `undefined` when it is unconstrained (not NANP, or no zones).
  *
@@ -32,18 +63,18 @@ export interface LegalGroup {
  */
 export const constraintOf = (
   toNumber: string,
-  policy: CallingPolicy = defaultPolicy
+  policy: CallingPolicy = defaultPolicy,
+  contact?: ContactLocation
 ): { readonly zones: ZoneSet; readonly rules: ReadonlyArray<JurisdictionRule> } | undefined => {
-  // "+1": only NANP numbers get legal hours in this phase (decision 0623)
-  if (toNumber.charCodeAt(0) !== 43 || toNumber.charCodeAt(1) !== 49) return undefined
-  const zones = zonesFor(toNumber)
-  if (zones.length === 0) return undefined
-  return { zones, rules: rulesFor(policy, areaCodeStates(toNumber)) }
+  const candidates = candidatesOf(toNumber, contact)
+  return candidates === undefined
+    ? undefined
+    : { zones: candidates.zones, rules: rulesOfIds(policy, candidates.jurisdictions) }
 }
 
 /**
- * The rules of stored rule ids under `policy`. An id the policy no longer has is dropped; the federal rule always
- * applies (a group is never left with fewer than the federal hours).
+ * The rules of stored jurisdiction ids under `policy`. An id the policy has no row for is passed over; the federal
+ * rule always applies (a group is never left with fewer than the federal hours).
  *
  * @category combinators
  */
@@ -58,27 +89,23 @@ export const rulesOfIds = (
  * @category constructors
  */
 export class LegalGrouper {
-  private readonly byZones = new Map<ZoneSet, Map<string, number>>()
+  private readonly byKey = new Map<string, number>()
+  private readonly zoneKeys = new Map<ZoneSet, string>()
   private readonly list: Array<LegalGroup> = []
-  private readonly policy: CallingPolicy
-
-  constructor(policy: CallingPolicy = defaultPolicy) {
-    this.policy = policy
-  }
 
   /** The task's group, or `null` when its number is unconstrained. */
-  assign(toNumber: string): number | null {
-    const constraint = constraintOf(toNumber, this.policy)
-    if (constraint === undefined) return null
-    // zone sets are shared frozen arrays: their identity, with the rule ids, keys a group
-    const key = constraint.rules.map((r) => r.jurisdiction).join(",")
-    let byRules = this.byZones.get(constraint.zones)
-    if (byRules === undefined) this.byZones.set(constraint.zones, byRules = new Map())
-    const found = byRules.get(key)
+  assign(toNumber: string, contact?: ContactLocation): number | null {
+    const candidates = candidatesOf(toNumber, contact)
+    if (candidates === undefined) return null
+    // by content: a contact's fields can give an equal zone set as another array
+    let zoneKey = this.zoneKeys.get(candidates.zones)
+    if (zoneKey === undefined) this.zoneKeys.set(candidates.zones, zoneKey = candidates.zones.join("&"))
+    const key = `${zoneKey}|${candidates.jurisdictions.join(",")}`
+    const found = this.byKey.get(key)
     if (found !== undefined) return found
     const group = this.list.length
-    byRules.set(key, group)
-    this.list.push({ group, zones: constraint.zones, ruleIds: constraint.rules.map((r) => r.jurisdiction) })
+    this.byKey.set(key, group)
+    this.list.push({ group, zones: candidates.zones, ruleIds: candidates.jurisdictions })
     return group
   }
 

@@ -28,6 +28,42 @@ export const BatchTaskCounts = Schema.Struct({
 })
 
 /**
+ * The batch's pending tasks under legal hours (issue 15, "Dispatch"; docs/decisions/0623, 0628): how many each
+ * rule holds back now and when each zone set (the candidate time zones of a group of numbers) opens next, under the
+ * org's calling policy. Only NANP numbers are constrained; the others are `unconstrained_tasks`.
+ *
+ * @category models
+ */
+export const BatchLegalHours = Schema.Struct({
+  policy_version: NonNegativeInt.annotate({
+    description: "Version of the org's calling-policy override the answer used (0: the default policy)."
+  }),
+  unconstrained_tasks: NonNegativeInt.annotate({ description: "Pending tasks without legal-hours constraints." }),
+  dialable_now_tasks: NonNegativeInt.annotate({
+    description: "Pending constrained tasks legal now in every zone of their number and inside the window."
+  }),
+  held_back: Schema.Array(Schema.Struct({
+    rule: Schema.String.annotate({ description: "The binding rule (e.g. `FL 08:00-20:00`) or `call_window`." }),
+    tasks: NonNegativeInt
+  })).annotate({ description: "Pending tasks held back per binding rule, largest first." }),
+  never_within_horizon_tasks: NonNegativeInt.annotate({
+    description: "Pending tasks with no legal instant inside the window within 14 days."
+  }),
+  zone_sets: Schema.Array(Schema.Struct({
+    zones: Schema.Array(Schema.String).annotate({ description: "IANA time zones the numbers may be in." }),
+    rules: Schema.Array(Schema.String).annotate({ description: "Jurisdictions whose rules apply (US first)." }),
+    pending_tasks: NonNegativeInt,
+    blocked_by: Schema.NullOr(Schema.String).annotate({ description: "The binding rule now; null when dialable." }),
+    state_reason: Schema.NullOr(Schema.String).annotate({
+      description: "The `state_reason` its pending tasks carry while legal hours block them."
+    }),
+    next_opening_timestamp: Schema.NullOr(EpochMillis).annotate({
+      description: "When its tasks may next be dialled (now when dialable); null when not within 14 days."
+    })
+  }))
+}).annotate({ description: "Legal hours of the batch's pending tasks (svc extension)." })
+
+/**
  * A batch call's progress.
  *
  * @category models
@@ -55,5 +91,6 @@ export class BatchCallProgress extends Schema.Class<BatchCallProgress>("BatchCal
   }),
   completed_timestamp: Schema.NullOr(EpochMillis).annotate({ description: "When it completed; null otherwise." }),
   cancelled_timestamp: Schema.NullOr(EpochMillis).annotate({ description: "When it was cancelled; null otherwise." }),
-  created_timestamp: EpochMillis
+  created_timestamp: EpochMillis,
+  legal_hours: BatchLegalHours
 }, { description: "Progress of a batch call (svc extension)." }) {}

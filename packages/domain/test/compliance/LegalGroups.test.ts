@@ -4,15 +4,48 @@ import { constraintOf, LegalGrouper, rulesOfIds } from "../../src/compliance/Leg
 import { isLegalAt } from "../../src/compliance/LegalHours.ts"
 
 describe("LegalGroups", () => {
-  it("numbers tasks' groups from 0 by first use; equal zones and rules share a group", () => {
+  it("numbers tasks' groups from 0 by first use; equal zones and jurisdictions share a group", () => {
     const grouper = new LegalGrouper()
     const numbers = ["+12125550100", "+13055550100", "+12125550199", "+18085550100", "+13055550101"]
     assert.deepStrictEqual(numbers.map((n) => grouper.assign(n)), [0, 1, 0, 2, 1])
+    // the candidate jurisdictions, whether or not the default policy has a row for them (NY and HI have none)
     assert.deepStrictEqual(grouper.groups.map((g) => [g.group, [...g.zones], [...g.ruleIds]]), [
-      [0, ["America/New_York"], ["US"]],
+      [0, ["America/New_York"], ["US", "NY"]],
       [1, ["America/New_York"], ["US", "FL"]],
-      [2, ["Pacific/Honolulu"], ["US"]]
+      [2, ["Pacific/Honolulu"], ["US", "HI"]]
     ])
+  })
+
+  it("adds the contact's address state to the area code's (both must be satisfied) and groups by it", () => {
+    const grouper = new LegalGrouper()
+    assert.strictEqual(grouper.assign("+12125550100"), 0)
+    assert.strictEqual(grouper.assign("+12125550100", { state: "fl" }), 1)
+    assert.strictEqual(grouper.assign("+12125550101", { state: " FL " }), 1)
+    // the area code's own state, an empty, malformed or "US" state add nothing
+    assert.strictEqual(grouper.assign("+12125550100", { state: "NY" }), 0)
+    assert.strictEqual(grouper.assign("+12125550100", { state: "" }), 0)
+    assert.strictEqual(grouper.assign("+12125550100", { state: "Florida" }), 0)
+    assert.strictEqual(grouper.assign("+12125550100", { state: "US" }), 0)
+    assert.deepStrictEqual([...grouper.groups[1]!.ruleIds], ["US", "NY", "FL"])
+    const rules = rulesOfIds(defaultPolicy, grouper.groups[1]!.ruleIds).map((r) => r.jurisdiction)
+    assert.deepStrictEqual(rules, ["US", "FL"])
+    // a contact's timezone narrows the zones, which is a group of its own
+    const chicago = grouper.assign("+16245550100", { timezone: "America/Chicago" })
+    assert.deepStrictEqual([...grouper.groups[chicago!]!.zones], ["America/Chicago"])
+  })
+
+  it("a group resolved under another policy takes that policy's rows, a row added for a new state included", () => {
+    const grouper = new LegalGrouper()
+    const ny = grouper.assign("+12125550100")!
+    const added = { ...defaultPolicy.states.find((r) => r.jurisdiction === "FL")!, jurisdiction: "NY" }
+    const orgPolicy = { federal: defaultPolicy.federal, states: [...defaultPolicy.states, added] }
+    assert.deepStrictEqual(rulesOfIds(defaultPolicy, grouper.groups[ny]!.ruleIds).map((r) => r.jurisdiction), ["US"])
+    assert.deepStrictEqual(rulesOfIds(orgPolicy, grouper.groups[ny]!.ruleIds), [defaultPolicy.federal, added])
+    // 20:30 in New York: federal hours allow it, the added NY row (08:00-20:00) does not
+    const at = Date.parse("2026-12-01T01:30:00Z")
+    const zones = grouper.groups[ny]!.zones
+    assert.isTrue(isLegalAt(at, zones, rulesOfIds(defaultPolicy, grouper.groups[ny]!.ruleIds)))
+    assert.isFalse(isLegalAt(at, zones, rulesOfIds(orgPolicy, grouper.groups[ny]!.ruleIds)))
   })
 
   it("leaves non-NANP numbers and strings with no zones unconstrained (null)", () => {
