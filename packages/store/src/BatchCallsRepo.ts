@@ -18,6 +18,7 @@
  */
 import { canonicalize } from "@svc/domain/CallWindow.ts"
 import { type LegalGroup, LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
+import type { ContactLocation } from "@svc/domain/compliance/RecipientZones.ts"
 import { BatchCall, type CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import type { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import { BatchCallId } from "@svc/domain/models/Ids.ts"
@@ -415,7 +416,8 @@ class TaskPreparer {
       columns.dynamicVariables[i] = dynamicVariables
       columns.metadata[i] = metadata
       columns.customSipHeaders[i] = customSipHeaders
-      columns.legalGroup[i] = this.legal.assign(task.to_number)
+      // assigned in assignLegal, once the contacts' location fields of the chunk's numbers are known
+      columns.legalGroup[i] = null
       if (task.override_agent_id !== undefined) {
         // a name ("latest", "latest_published", a tag) resolves at dial time: the agent must exist in some version
         const wanted = typeof version === "number" ? version : -1
@@ -427,6 +429,18 @@ class TaskPreparer {
       }
     }
     return { offset, columns }
+  }
+
+  /**
+   * The chunk's legal groups (issue 15, decisions 0620, 0623): from each number and, when the org has a contact for
+   * it with location custom fields (`timezone`, `state`), from those too: a timezone narrows the number's candidate
+   * zones (or adds itself to them), an address state adds its zones and its rules.
+   */
+  assignLegal(columns: TaskColumns, contacts: ReadonlyMap<string, ContactLocation>): void {
+    for (let i = 0; i < columns.toNumber.length; i++) {
+      const toNumber = columns.toNumber[i]!
+      columns.legalGroup[i] = this.legal.assign(toNumber, contacts.get(toNumber))
+    }
   }
 
   /** The request's hash, once every task was added. */
@@ -728,6 +742,30 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
           ) AS t`
       }
 
+      // The location custom fields of the org's contacts among these numbers (NANP ones only: other numbers have no
+      // legal hours), through contacts_org_phone_key; contacts without either field are not returned.
+      const contactLocations = (orgId: string, numbers: ReadonlyArray<string>) => {
+        const nanp = numbers.filter((n) => n.charCodeAt(0) === 43 && n.charCodeAt(1) === 49)
+        return nanp.length === 0
+          ? Effect.succeed(new Map<string, ContactLocation>())
+          : sql<{ phone_number: string; timezone: string | null; state: string | null }>`
+            SELECT phone_number, custom_fields->>'timezone' AS timezone, custom_fields->>'state' AS state
+            FROM contacts
+            WHERE org_id = ${orgId} AND phone_number = ANY(${nanp}::text[])
+              AND (custom_fields ? 'timezone' OR custom_fields ? 'state')`.pipe(
+            Effect.map((rows) => {
+              const found = new Map<string, ContactLocation>()
+              for (const row of rows) {
+                found.set(row.phone_number, {
+                  ...(row.timezone === null ? {} : { timezone: row.timezone }),
+                  ...(row.state === null ? {} : { state: row.state })
+                })
+              }
+              return found
+            })
+          )
+      }
+
       // The batch's distinct legal groups, once (a handful: one per zone set and rule set among its numbers); the
       // dispatcher reads them to decide which groups may be claimed now (decision 0623). Zones and rule ids travel
       // as one text per group ("&" and "," cannot occur in an IANA zone name or a jurisdiction code).
@@ -753,9 +791,10 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
             // reports first (the source fails), as it did when the whole body was decoded before anything else
             yield* Stream.runForEach(Stream.mapError(source.tasks, (error) => new SourceFailed({ error })), (chunk) => {
               const prepared = tasks.add(chunk)
-              return prepared === undefined
-                ? Effect.void
-                : Effect.asVoid(insertTasks(orgId, batchCallId, prepared.offset, prepared.columns))
+              return prepared === undefined ? Effect.void : Effect.gen(function*() {
+                tasks.assignLegal(prepared.columns, yield* contactLocations(orgId, prepared.columns.toNumber))
+                yield* insertTasks(orgId, batchCallId, prepared.offset, prepared.columns)
+              })
             })
             const head = yield* Effect.mapError(source.head, (error) => new SourceFailed({ error }))
             // refusals in the order the whole request was checked before it was streamed

@@ -131,4 +131,44 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo legal groups", (it) => {
       const [after] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM batch_call_legal_groups`
       assert.strictEqual(after!.n, before!.n)
     }))
+
+  it.effect("reads the org's contacts' timezone and state custom fields: a timezone narrows, a state adds its rules", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(NOW)
+      const repo = yield* BatchCallsRepo
+      const sql = yield* SqlClient.SqlClient
+      const orgId = yield* seedOrg
+      const contact = (id: string, phone: string, fields: Record<string, unknown>) =>
+        sql`INSERT INTO contacts (org_id, contact_id, phone_number, custom_fields, created_timestamp,
+              user_modified_timestamp, search_text)
+            VALUES (${orgId}, ${id}, ${phone}, ${JSON.stringify(fields)}::jsonb, 0, 0, '')`
+      // 624 has no data: every US and Canadian zone, unless the contact says where it is
+      yield* contact("c1", "+16245550100", { timezone: "America/Chicago" })
+      // a New York number whose contact lives in Florida: FL's rules apply too (both must be satisfied)
+      yield* contact("c2", "+12125550100", { state: "FL" })
+      // fields that say nothing usable change nothing
+      yield* contact("c3", "+12125550101", { timezone: "Mars/Olympus", state: "Florida" })
+      yield* contact("c4", "+12125550102", { tier: "gold" })
+      // another org's contact for the same number is not read
+      yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId + "_x"}, 'x', 0)`
+      yield* sql`INSERT INTO contacts (org_id, contact_id, phone_number, custom_fields, created_timestamp,
+                   user_modified_timestamp, search_text)
+                 VALUES (${orgId + "_x"}, 'c9', '+12125550103', '{"state":"FL"}'::jsonb, 0, 0, '')`
+      const numbers = ["+16245550100", "+12125550100", "+12125550101", "+12125550102", "+12125550103", "+16245550199"]
+      const batch = yield* repo.create(
+        orgId,
+        "key_1",
+        decodeRequest({ from_number: FROM, tasks: numbers.map((to_number) => ({ to_number })) }),
+        { maxTasks: 100 }
+      )
+      assert.deepStrictEqual((yield* tasksOf(batch.batch_call_id)).map((t) => t.legal_group), [0, 1, 2, 2, 2, 3])
+      const groups = yield* groupsOf(batch.batch_call_id)
+      assert.deepStrictEqual(groups.slice(0, 3).map((g) => [g.legal_group, g.zones, g.rule_ids]), [
+        [0, ["America/Chicago"], ["US"]],
+        [1, ["America/New_York"], ["US", "NY", "FL"]],
+        [2, ["America/New_York"], ["US", "NY"]]
+      ])
+      // the 624 number without a contact: every zone of the two countries
+      assert.isTrue(groups[3]!.zones.length > 10)
+    }))
 })
