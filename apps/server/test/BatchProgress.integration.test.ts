@@ -59,6 +59,20 @@ describe("GET /get-batch-call/{batch_call_id}", () => {
       cancelled_timestamp: null
     })
     assert.isNumber(body["estimated_completion_timestamp"])
+    // legal hours of its pending tasks (issue 15, svc extension): three San Francisco numbers, one zone set under
+    // the default policy (California has no row: the federal rule), dialable now or held back, depending on the hour
+    const legal = body["legal_hours"] as Json
+    assert.strictEqual(legal["policy_version"], 0)
+    assert.strictEqual(legal["unconstrained_tasks"], 0)
+    const sets = legal["zone_sets"] as Array<Json>
+    assert.deepStrictEqual(sets.map((z) => [z["zones"], z["rules"], z["pending_tasks"]]), [[
+      ["America/Los_Angeles"],
+      ["US"],
+      3
+    ]])
+    const held = (legal["held_back"] as Array<Json>).reduce((n, h) => n + Number(h["tasks"]), 0)
+    assert.strictEqual(Number(legal["dialable_now_tasks"]) + held, 3)
+    assert.strictEqual(sets[0]!["blocked_by"] === null, legal["dialable_now_tasks"] === 3)
   })
 
   it("answers 404 with the error body for another org's batch and an unknown id, 400 for a NUL id", async () => {

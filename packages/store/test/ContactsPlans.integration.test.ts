@@ -96,27 +96,31 @@ const setUp = Effect.gen(function*() {
 })
 
 layer(TestDatabase.layer, { timeout: 300_000 })("contacts query plans on 140,000 contacts", (it) => {
-  it.effect("the seed rebuilt every index and constraint of the migration and counted every org", () =>
-    Effect.gen(function*() {
-      const result = yield* setUp
-      assert.isTrue(result.rebuiltIndexes)
-      assert.strictEqual(result.inserted.reduce((sum, p) => sum + p.contacts, 0), 140_000)
-      const sql = yield* SqlClient.SqlClient
-      const indexes = yield* sql<{ indexname: string }>`
+  it.effect(
+    "the seed rebuilt every index and constraint of the migration and counted every org",
+    () =>
+      Effect.gen(function*() {
+        const result = yield* setUp
+        assert.isTrue(result.rebuiltIndexes)
+        assert.strictEqual(result.inserted.reduce((sum, p) => sum + p.contacts, 0), 140_000)
+        const sql = yield* SqlClient.SqlClient
+        const indexes = yield* sql<{ indexname: string }>`
         SELECT indexname FROM pg_indexes WHERE tablename = 'contacts' ORDER BY indexname`
-      assert.deepStrictEqual(indexes.map((i) => i.indexname), [
-        "contacts_custom_fields",
-        "contacts_do_not_call",
-        "contacts_org_order",
-        "contacts_org_phone_key",
-        "contacts_pkey",
-        "contacts_search_trgm"
-      ])
-      const counts = yield* sql<{ wrong: bigint }>`
+        assert.deepStrictEqual(indexes.map((i) => i.indexname), [
+          "contacts_custom_fields",
+          "contacts_do_not_call",
+          "contacts_org_order",
+          "contacts_org_phone_key",
+          "contacts_pkey",
+          "contacts_search_trgm"
+        ])
+        const counts = yield* sql<{ wrong: bigint }>`
         SELECT count(*) AS wrong FROM contact_counts c
         WHERE c.contacts <> (SELECT count(*) FROM contacts WHERE org_id = c.org_id)`
-      assert.strictEqual(Number(counts[0]!.wrong), 0)
-    }), 300_000) // the seed of 140,000 contacts runs in this test: ~10 s idle, over 30 s on a loaded machine
+        assert.strictEqual(Number(counts[0]!.wrong), 0)
+      }),
+    300_000
+  ) // the seed of 140,000 contacts runs in this test: ~10 s idle, over 30 s on a loaded machine
 
   it.effect("the dispatcher's do-not-call check reads the org's do-not-call index, for a known org or a new one", () =>
     Effect.gen(function*() {
