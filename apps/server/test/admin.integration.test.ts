@@ -52,7 +52,7 @@ describe("admin", () => {
         version: 2
       }
     )
-  }, 60_000)
+  }, 180_000)
 
   it("refuses bad input with one line on stderr and exit 1", async () => {
     const noOrg = await run("create-api-key", "--org", "org_missing")
@@ -63,7 +63,7 @@ describe("admin", () => {
     const badNumber = await run("add-phone-number", "--org", org, "--number", "555")
     assert.strictEqual(badNumber.status, 1)
     assert.include(badNumber.stderr, "admin: --number must be an E.164 number like +14155550123 (got \"555\")\n")
-  }, 60_000)
+  }, 180_000)
 
   it("imports batch tests all or nothing, naming bad lines", async () => {
     const org = String(json((await run("create-org", "--name", "C")).stdout)["org_id"])
@@ -99,7 +99,7 @@ describe("admin", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }
-  }, 60_000)
+  }, 180_000)
 
   it("imports contacts in one transaction: a duplicate number on a later line leaves nothing behind", async () => {
     const org = String(json((await run("create-org", "--name", "E")).stdout)["org_id"])
@@ -133,7 +133,7 @@ describe("admin", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }
-  }, 60_000)
+  }, 180_000)
 
   it("seeds synthetic contacts deterministically", async () => {
     const org = String(json((await run("create-org", "--name", "D")).stdout)["org_id"])
@@ -141,7 +141,7 @@ describe("admin", () => {
     assert.strictEqual(seeded.status, 0, seeded.stderr)
     assert.strictEqual(json(seeded.stdout)["inserted"], 500)
     assert.include(seeded.stderr, "500/500 100%")
-  }, 60_000)
+  }, 180_000)
 
   it(
     "prints a batch's status and a dial-time preview as JSON, and refuses an unknown batch or a bad --at",
@@ -210,6 +210,6 @@ describe("admin", () => {
       assert.strictEqual(badAt.status, 1)
       assert.include(badAt.stderr, "--at must be an ISO 8601 instant or epoch milliseconds (got \"next tuesday\")")
     },
-    60_000
+    180_000
   )
 })
