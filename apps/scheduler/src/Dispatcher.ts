@@ -13,6 +13,9 @@
  *    dial starts. Only tasks of the batch's legal groups that are legal now are claimed (issue 15, decision 0623:
  *    each group's zones and rules evaluated once per pass, `legalityOf`); a batch left with only blocked groups
  *    pending sleeps until the earliest of their openings, as a closed window does;
+ *    tasks of a group whose rules cap attempts per number (FL 3 per 24 h...) are claimed only under their cap,
+ *    counted across the org's batches by the claim under the org's lock; one over it waits, with its reason, until
+ *    its oldest counted attempt is 24 h old (decision 0624);
  * 5. each claimed task is dialled in its own fiber with the task id as idempotency key and its overrides in the
  *    request; finished dials are recorded in bulk (CallsRepo.recordFinished), which frees their slots and wakes
  *    the loop.
@@ -26,12 +29,19 @@
  * call may exist), for another worker to reconcile at once.
  */
 import { CallWindow } from "@svc/domain"
+import { attemptCapOf, capLabel } from "@svc/domain/compliance/AttemptCaps.ts"
 import { defaultPolicy, type JurisdictionRule } from "@svc/domain/compliance/CallingPolicy.ts"
 import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
 import { explain, isLegalAt, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Dialer, type DialerError } from "@svc/domain/ports/Dialer.ts"
 import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
-import { type BatchLegality, type ClaimedTask, DispatchRepo, type DueBatch } from "@svc/store/DispatchRepo.ts"
+import {
+  type BatchLegality,
+  type ClaimedTask,
+  DispatchRepo,
+  type DueBatch,
+  type GroupCap
+} from "@svc/store/DispatchRepo.ts"
 import * as DispatchWakeups from "@svc/store/DispatchWakeups.ts"
 import { Cause, Clock, Context, Effect, FiberSet, Latch, Layer, Option, Queue, Semaphore } from "effect"
 import { DatabaseHealth } from "./DatabaseHealth.ts"
@@ -48,6 +58,8 @@ export interface TickReport {
   readonly postponed: number
   readonly claimed: number
   readonly skipped: number
+  /** Tasks left pending because their number reached its attempt cap (decision 0624). */
+  readonly deferred: number
   readonly completed: number
   /** Whether a batch may have more to claim right now (a claim hit `claimLimit` with the org's slots not all taken). */
   readonly more: boolean
@@ -106,6 +118,8 @@ interface Group {
   readonly group: number
   readonly zones: ReadonlyArray<string>
   readonly rules: ReadonlyArray<JurisdictionRule>
+  /** The strictest attempt cap of its rules, enforced by the claim (decision 0624); undefined: none. */
+  readonly cap: GroupCap | undefined
   /** Between these instants the group is known to be blocked: when it was found blocked, and its next opening. */
   blockedFrom: number
   blockedUntil: number
@@ -326,10 +340,13 @@ export class Dispatcher extends Context.Service<Dispatcher, {
             const stored = yield* repo.legalGroups(missing)
             const byBatch = new Map<string, Array<Group>>(missing.map((id) => [id, []]))
             for (const g of stored) {
+              const rules = rulesOfIds(defaultPolicy, g.ruleIds)
+              const cap = attemptCapOf(rules)
               byBatch.get(g.batchCallId)?.push({
                 group: g.group,
                 zones: g.zones,
-                rules: rulesOfIds(defaultPolicy, g.ruleIds),
+                rules,
+                cap: cap === undefined ? undefined : { group: g.group, limit: cap.limit, label: capLabel(cap) },
                 blockedFrom: 0,
                 blockedUntil: 0,
                 blockedReason: "",
@@ -342,7 +359,10 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           for (const batch of batches) {
             const legal: Array<number> = []
             const blocked: Array<{ group: number; opensAt: number }> = []
+            const caps: Array<GroupCap> = []
             for (const g of legalGroups.get(batch.batchCallId) ?? []) {
+              // a legal group's cap goes to the claim (a blocked group's tasks are not claimed at all)
+              if (g.cap !== undefined) caps.push(g.cap)
               const known = now >= g.blockedFrom && now < g.blockedUntil
               if (!known && isLegalAt(now, g.zones, g.rules)) {
                 legal.push(g.group)
@@ -359,7 +379,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
               }
               blocked.push({ group: g.group, opensAt: g.blockedUntil })
             }
-            legality.set(batch.batchCallId, { legal, blocked })
+            legality.set(batch.batchCallId, { legal, blocked, caps })
           }
           return legality
         })
@@ -433,6 +453,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         yield* repo.postpone(closed)
         let claimed = 0
         let skipped = 0
+        let deferred = 0
         let completed = 0
         let more = false
         let busy = false
@@ -448,6 +469,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           })
           claimed += result.claimed.length
           skipped += result.skipped
+          deferred += result.deferred
           completed += result.completed.length
           // a batch stopped at the claim limit with slots left: go round at once (not when the slots ran out: that
           // pass would find none, and calls ending wake the loop anyway)
@@ -465,6 +487,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           postponed: closed.length,
           claimed,
           skipped,
+          deferred,
           completed,
           more,
           busy,
