@@ -16,9 +16,10 @@
  *    tasks of a group whose rules cap attempts per number (FL 3 per 24 h...) are claimed only under their cap,
  *    counted across the org's batches by the claim under the org's lock; one over it waits, with its reason, until
  *    its oldest counted attempt is 24 h old (decision 0624);
- * 5. each claimed task is dialled in its own fiber with the task id as idempotency key and its overrides in the
- *    request; finished dials are recorded in bulk (CallsRepo.recordFinished), which frees their slots and wakes
- *    the loop.
+ * 5. each claimed task is dialled in its own fiber with its attempt's idempotency key (the task id for its first
+ *    call, `<task id>:<n>` for a retry: decision 0625) and its overrides in the request; finished dials are
+ *    recorded in bulk (CallsRepo.recordFinished), which frees their slots, wakes the loop, and puts a task whose
+ *    outcome its batch retries back to pending in the same statement.
  *
  * Between passes the loop sleeps until the earliest of: the next batch's `next_dispatch_at` (a trigger time or a
  * window opening), the poll interval (which bounds how late an expired lease is reclaimed); and wakes early when its

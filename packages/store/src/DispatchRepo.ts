@@ -17,6 +17,7 @@
  * - A batch leaves `scheduled`/`in_progress` only for `completed`, once none of its tasks is pending or in flight.
  */
 import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
+import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
@@ -163,6 +164,8 @@ export interface UnknownTask {
   readonly batchCallId: string
   readonly fromNumber: string
   readonly toNumber: string
+  /** Which call of the task is in doubt (its key: `attemptKey(taskId, attempt)`; decision 0625). */
+  readonly attempt: number
 }
 
 /**
@@ -208,6 +211,8 @@ interface ClaimRow {
   readonly custom_sip_headers: Record<string, string> | null
   /** svc's id for the call (`svc_call_id`, migration 0012); null for a skipped task. */
   readonly call_id: string | null
+  /** Which call of the task this is, from 1 (retries: migration 0024, decision 0625). */
+  readonly call_attempt: number
 }
 
 /** A row of `scheduler_claim` (migrations 0010, 0012): a claimed task, or the summary (task columns NULL). */
@@ -223,7 +228,8 @@ const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest =
   const request: {
     -readonly [K in keyof DialRequest]: DialRequest[K]
   } = {
-    idempotency_key: row.task_id,
+    // the task id for its first call, as before retries; `<task id>:<n>` for its n-th (decision 0625)
+    idempotency_key: attemptKey(row.task_id, row.call_attempt),
     call_id: row.call_id ?? "",
     org_id: orgId,
     batch_call_id: batch.batchCallId,
@@ -821,7 +827,16 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         )
 
       const claimUnknown = (owner: string, now: number, recheckMs: number, limit: number) =>
-        sql<{ task_id: string; org_id: string; batch_call_id: string; from_number: string; to_number: string }>`
+        sql<
+          {
+            task_id: string
+            org_id: string
+            batch_call_id: string
+            from_number: string
+            to_number: string
+            retry_attempt: number
+          }
+        >`
           UPDATE batch_call_tasks t SET lease_owner = ${owner}, lease_expires_at = ${now + recheckMs}
           -- the ids are taken (and locked) once, whatever the statistics say (CallsRepo's feed explains why), in the
           -- order of the partial index that holds exactly the unknown tasks (batch_call_tasks_unknown, on org_id):
@@ -839,14 +854,15 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           -- its batch (trigger batch_calls_delete_tasks), so the batch is there
           RETURNING t.task_id::text AS task_id, t.org_id, t.batch_call_id,
             (SELECT b.from_number FROM batch_calls b WHERE b.batch_call_id = t.batch_call_id) AS from_number,
-            t.to_number`.pipe(
+            t.to_number, t.retry_attempt`.pipe(
           Effect.map((rows) =>
             rows.map((r): UnknownTask => ({
               taskId: r.task_id,
               orgId: r.org_id,
               batchCallId: r.batch_call_id,
               fromNumber: r.from_number,
-              toNumber: r.to_number
+              toNumber: r.to_number,
+              attempt: r.retry_attempt
             }))
           ),
           Effect.orDie,
