@@ -547,7 +547,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         sql<{ batch_call_id: string; at: number }>`
           UPDATE batch_calls b SET next_dispatch_at = coalesce((
               SELECT min(t.not_before) FROM batch_call_tasks t
-              WHERE t.batch_call_id = b.batch_call_id AND t.state = 'pending' AND t.not_before IS NOT NULL
+              WHERE t.batch_call_id = b.batch_call_id AND t.state = 'pending' AND t.not_before > ${now}
             ), ${now + IDLE_RECHECK_MS})
           WHERE b.batch_call_id = ANY(${batchCallIds}::text[]) AND b.next_dispatch_at <= ${now}
             AND (
@@ -572,7 +572,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           WITH w AS (
             SELECT LEAST(min(o.at), (
                 SELECT min(t.not_before) FROM batch_call_tasks t
-                WHERE t.batch_call_id = ${batchCallId} AND t.state = 'pending' AND t.not_before IS NOT NULL
+                WHERE t.batch_call_id = ${batchCallId} AND t.state = 'pending' AND t.not_before > ${now}
               )) AS at
             FROM unnest(${legality.blocked.map((b) => b.group)}::int4[],
               ${legality.blocked.map((b) => String(b.opensAt))}::text[]::int8[]) AS o(g, at)

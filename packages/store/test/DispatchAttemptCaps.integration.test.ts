@@ -173,6 +173,24 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with attempt caps", (it)
       assert.strictEqual(after[4]!.not_before, null)
     }))
 
+  it.effect("a task whose cap has freed while its group is closed sleeps until the group opens, not a poll", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const orgId = yield* seedOrg(50)
+      const batch = yield* seedBatch(orgId, [MIAMI])
+      // deferred until a second ago; Florida's group closed for another hour
+      yield* sql`UPDATE batch_call_tasks SET not_before = ${NOW - 1_000} WHERE batch_call_id = ${batch}`
+      const legal = new Map<string, BatchLegality>([[batch, {
+        legal: [],
+        blocked: [{ group: 0, opensAt: NOW + 3_600_000 }],
+        caps: [{ group: 0, limit: 3, label: "FL 3 per 24h" }]
+      }]])
+      const result = yield* claimBatch(orgId, (yield* dueOf(orgId, NOW, batch))[0]!, NOW, legal)
+      assert.strictEqual(result.claimed.length, 0)
+      assert.strictEqual(result.rechecksAt, NOW + 3_600_000)
+      assert.strictEqual((yield* dueOf(orgId, NOW + 1_000, batch)).length, 0)
+    }))
+
   it.effect("reads the number's attempts by its key under a generic plan, never scanning the attempts of others", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
