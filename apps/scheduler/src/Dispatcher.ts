@@ -13,9 +13,13 @@
  *    dial starts. Only tasks of the batch's legal groups that are legal now are claimed (issue 15, decision 0623:
  *    each group's zones and rules evaluated once per pass, `legalityOf`); a batch left with only blocked groups
  *    pending sleeps until the earliest of their openings, as a closed window does;
- * 5. each claimed task is dialled in its own fiber with the task id as idempotency key and its overrides in the
- *    request; finished dials are recorded in bulk (CallsRepo.recordFinished), which frees their slots and wakes
- *    the loop.
+ *    tasks of a group whose rules cap attempts per number (FL 3 per 24 h...) are claimed only under their cap,
+ *    counted across the org's batches by the claim under the org's lock; one over it waits, with its reason, until
+ *    its oldest counted attempt is 24 h old (decision 0624);
+ * 5. each claimed task is dialled in its own fiber with its attempt's idempotency key (the task id for its first
+ *    call, `<task id>:<n>` for a retry: decision 0625) and its overrides in the request; finished dials are
+ *    recorded in bulk (CallsRepo.recordFinished), which frees their slots, wakes the loop, and puts a task whose
+ *    outcome its batch retries back to pending in the same statement.
  *
  * Between passes the loop sleeps until the earliest of: the next batch's `next_dispatch_at` (a trigger time or a
  * window opening), the poll interval (which bounds how late an expired lease is reclaimed); and wakes early when its
@@ -26,13 +30,20 @@
  * call may exist), for another worker to reconcile at once.
  */
 import { CallWindow } from "@svc/domain"
+import { attemptCapOf, capLabel } from "@svc/domain/compliance/AttemptCaps.ts"
 import { defaultPolicy, type JurisdictionRule } from "@svc/domain/compliance/CallingPolicy.ts"
 import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
 import { explain, isLegalAt, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Dialer, type DialerError } from "@svc/domain/ports/Dialer.ts"
 import { defaultEffective, type EffectivePolicy } from "@svc/store/CallingPolicyRepo.ts"
 import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
-import { type BatchLegality, type ClaimedTask, DispatchRepo, type DueBatch } from "@svc/store/DispatchRepo.ts"
+import {
+  type BatchLegality,
+  type ClaimedTask,
+  DispatchRepo,
+  type DueBatch,
+  type GroupCap
+} from "@svc/store/DispatchRepo.ts"
 import * as DispatchWakeups from "@svc/store/DispatchWakeups.ts"
 import { Cause, Clock, Context, Effect, FiberSet, Latch, Layer, Option, Queue, Semaphore } from "effect"
 import { DatabaseHealth } from "./DatabaseHealth.ts"
@@ -49,6 +60,8 @@ export interface TickReport {
   readonly postponed: number
   readonly claimed: number
   readonly skipped: number
+  /** Tasks left pending because their number reached its attempt cap (decision 0624). */
+  readonly deferred: number
   readonly completed: number
   /** Whether a batch may have more to claim right now (a claim hit `claimLimit` with the org's slots not all taken). */
   readonly more: boolean
@@ -107,6 +120,8 @@ interface Group {
   readonly group: number
   readonly zones: ReadonlyArray<string>
   readonly rules: ReadonlyArray<JurisdictionRule>
+  /** The strictest attempt cap of its rules, enforced by the claim (decision 0624); undefined: none. */
+  readonly cap: GroupCap | undefined
   /** Between these instants the group is known to be blocked: when it was found blocked, and its next opening. */
   blockedFrom: number
   blockedUntil: number
@@ -344,11 +359,15 @@ export class Dispatcher extends Context.Service<Dispatcher, {
             const byBatch = new Map<string, Array<Group>>(ids.map((id) => [id, []]))
             const orgOf = new Map(stale.map((b) => [b.batchCallId, b.orgId]))
             for (const g of stored) {
+              // the org's policy (decision 0628) decides the rules and so the cap (decision 0624)
               const policy = orgPolicies.get(orgOf.get(g.batchCallId)!)?.policy ?? defaultPolicy
+              const rules = rulesOfIds(policy, g.ruleIds)
+              const cap = attemptCapOf(rules)
               byBatch.get(g.batchCallId)?.push({
                 group: g.group,
                 zones: g.zones,
-                rules: rulesOfIds(policy, g.ruleIds),
+                rules,
+                cap: cap === undefined ? undefined : { group: g.group, limit: cap.limit, label: capLabel(cap) },
                 blockedFrom: 0,
                 blockedUntil: 0,
                 blockedReason: "",
@@ -364,7 +383,10 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           for (const batch of batches) {
             const legal: Array<number> = []
             const blocked: Array<{ group: number; opensAt: number }> = []
+            const caps: Array<GroupCap> = []
             for (const g of legalGroups.get(batch.batchCallId)?.groups ?? []) {
+              // a legal group's cap goes to the claim (a blocked group's tasks are not claimed at all)
+              if (g.cap !== undefined) caps.push(g.cap)
               const known = now >= g.blockedFrom && now < g.blockedUntil
               if (!known && isLegalAt(now, g.zones, g.rules)) {
                 legal.push(g.group)
@@ -381,7 +403,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
               }
               blocked.push({ group: g.group, opensAt: g.blockedUntil })
             }
-            legality.set(batch.batchCallId, { legal, blocked })
+            legality.set(batch.batchCallId, { legal, blocked, caps })
           }
           return legality
         })
@@ -455,6 +477,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         yield* repo.postpone(closed)
         let claimed = 0
         let skipped = 0
+        let deferred = 0
         let completed = 0
         let more = false
         let busy = false
@@ -470,6 +493,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           })
           claimed += result.claimed.length
           skipped += result.skipped
+          deferred += result.deferred
           completed += result.completed.length
           // a batch stopped at the claim limit with slots left: go round at once (not when the slots ran out: that
           // pass would find none, and calls ending wake the loop anyway)
@@ -487,6 +511,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           postponed: closed.length,
           claimed,
           skipped,
+          deferred,
           completed,
           more,
           busy,

@@ -9,6 +9,7 @@
  * - the dialer cannot tell (it fails, or does not answer within LOOKUP_TIMEOUT_MS): nothing changes, the task is
  *   looked at again after the recheck time.
  */
+import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
 import { type CallLookup, Dialer, type DialerUnavailable } from "@svc/domain/ports/Dialer.ts"
 import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
@@ -57,7 +58,8 @@ export const reconcileOnce = Effect.fn("Reconciler.reconcileOnce")(
     const looks: Array<Exit.Exit<Option.Option<CallLookup>, DialerUnavailable> | undefined> = tasks.map(() => undefined)
     yield* Effect.forEach(
       tasks,
-      (task, i) => Effect.map(Effect.exit(dialer.lookup(task.taskId)), (exit) => void (looks[i] = exit)),
+      (task, i) =>
+        Effect.map(Effect.exit(dialer.lookup(attemptKey(task.taskId, task.attempt))), (exit) => void (looks[i] = exit)),
       { concurrency: LOOKUP_CONCURRENCY, discard: true }
     ).pipe(Effect.timeoutOption(LOOKUP_TIMEOUT_MS))
     for (let i = 0; i < tasks.length; i++) {

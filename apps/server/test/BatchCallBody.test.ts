@@ -110,6 +110,14 @@ describe("BatchCallBody.read", () => {
               : pick([{ windows: [{ start: 600, end: 600 }] }, { windows: [] }, "always", {
                 windows: [{ start: -1, end: 5 }]
               }])],
+          ["retry_policy", () =>
+            maybe(0.8)
+              ? { max_retries: 2, retry_on: ["no_answer"], min_spacing_ms: 60_000 }
+              : pick([{ max_retries: 11, retry_on: ["busy"] }, { max_retries: 1, retry_on: [] }, "always", {
+                max_retries: 1,
+                retry_on: ["busy"],
+                spacing: 1
+              }])],
           ["extra", () => pick([1, { a: 1 }])]
         ]
         const present = fields.filter(([name]) =>

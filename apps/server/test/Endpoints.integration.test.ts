@@ -321,6 +321,28 @@ describe("POST /create-batch-call", () => {
     assert.include(message(window), "call_time_window.windows[0]")
   })
 
+  it("takes a retry_policy (svc extension) and answers 400 naming its member for a broken rule or an unknown one", async () => {
+    const ok = await server.request("POST", "/create-batch-call", {
+      key: a.key,
+      body: { ...body, retry_policy: { max_retries: 2, retry_on: ["no_answer", "busy"], min_spacing_ms: 600_000 } }
+    })
+    assert.strictEqual(ok.status, 200, ok.text)
+    const cases: ReadonlyArray<[unknown, string]> = [
+      [{ max_retries: 11, retry_on: ["busy"] }, "retry_policy.max_retries"],
+      [{ max_retries: 1, retry_on: ["answered"] }, "retry_policy.retry_on[0]"],
+      [{ max_retries: 1, retry_on: ["busy"], min_spacing_ms: 1_000 }, "retry_policy.min_spacing_ms"],
+      [{ max_retries: 1, retry_on: ["busy"], spacing_ms: 60_000 }, "retry_policy.spacing_ms"]
+    ]
+    for (const [retry_policy, field] of cases) {
+      const response = await server.request("POST", "/create-batch-call", {
+        key: a.key,
+        body: { ...body, retry_policy }
+      })
+      assert.strictEqual(response.status, 400, response.text)
+      assert.include(message(response), field)
+    }
+  })
+
   it("returns the first batch for a retry with the same Idempotency-Key or the vendor client's retry header", async () => {
     const first = await server.request("POST", "/create-batch-call", {
       key: a.key,

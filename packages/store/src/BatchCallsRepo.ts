@@ -22,6 +22,7 @@ import type { ContactLocation } from "@svc/domain/compliance/RecipientZones.ts"
 import { BatchCall, type CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import type { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import { BatchCallId } from "@svc/domain/models/Ids.ts"
+import { defaultSpacingMs } from "@svc/domain/models/RetryPolicy.ts"
 import { Clock, Context, Data, Effect, Layer, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import * as crypto from "node:crypto"
@@ -700,15 +701,21 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
         now: number
       ) {
         const window = batch.call_time_window === undefined ? null : JSON.stringify(batch.call_time_window)
+        // the retry policy with its spacing filled in (decision 0625): what the recorder reads is complete
+        const retry = head.retry_policy === undefined ? null : JSON.stringify({
+          max_retries: head.retry_policy.max_retries,
+          retry_on: [...new Set(head.retry_policy.retry_on)],
+          min_spacing_ms: head.retry_policy.min_spacing_ms ?? defaultSpacingMs
+        })
         yield* sql`
           WITH b AS (
             INSERT INTO batch_calls (batch_call_id, org_id, api_key_id, name, from_number, trigger_timestamp,
               scheduled_timestamp, reserved_concurrency, call_time_window, total_task_count, next_dispatch_at,
-              created_timestamp)
+              created_timestamp, retry_policy)
             VALUES (${batch.batch_call_id}, ${orgId}, ${apiKeyId}, ${batch.name}, ${batch.from_number},
               ${head.trigger_timestamp ?? null}::bigint, ${batch.scheduled_timestamp},
               ${head.reserved_concurrency ?? 0}, ${window}::jsonb, ${batch.total_task_count},
-              ${batch.scheduled_timestamp}, ${now})
+              ${batch.scheduled_timestamp}, ${now}, ${retry}::jsonb)
             RETURNING batch_call_id
           )
           SELECT pg_notify(${CREATED_CHANNEL}, batch_call_id) FROM b`

@@ -28,6 +28,7 @@
  */
 import { isDisconnectionReason } from "@svc/domain/models/Call.ts"
 import { isE164 } from "@svc/domain/models/E164.ts"
+import { retryReasonOf } from "@svc/domain/models/RetryPolicy.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -148,6 +149,8 @@ export class CallsRepo extends Context.Service<CallsRepo, {
           const agentVersions = new Array<string | null>(n)
           const analyses = new Array<CallEnded["analysis"] | null>(n)
           const contactable = new Array<boolean>(n)
+          const batchIds = new Array<string>(n)
+          const retryReasons = new Array<string | null>(n)
           for (let i = 0; i < n; i++) {
             const task = tasks[i]!
             const call = task.call
@@ -165,6 +168,8 @@ export class CallsRepo extends Context.Service<CallsRepo, {
             agentVersions[i] = call?.agent_version === undefined ? null : String(Math.round(call.agent_version))
             analyses[i] = call === undefined ? null : call.analysis
             contactable[i] = isE164(task.toNumber)
+            batchIds[i] = task.batchCallId
+            retryReasons[i] = call === undefined ? null : retryReasonOf(call.outcome, call.disconnection_reason) ?? null
           }
           // Data-modifying CTEs run once and to completion, in one snapshot: the task update decides which results
           // count (a task finished before is left out), the calls insert and the feed entries follow from it.
@@ -180,22 +185,45 @@ export class CallsRepo extends Context.Service<CallsRepo, {
             column(starts)
           }::text[]::int8[],
                   ${column(ends)}::text[]::int8[], ${column(durations)}::text[]::int8[], ${column(agents)}::text[],
-                  ${column(agentVersions)}::text[]::int8[], ${contactable}::bool[]
+                  ${column(agentVersions)}::text[]::int8[], ${contactable}::bool[], ${batchIds}::text[],
+                  ${column(retryReasons)}::text[]
                 ),
                 jsonb_array_elements(${JSON.stringify(analyses)}::jsonb)
               ) AS r(task_id, state, reason, call_id, from_number, outcome, disconnection_reason, start_timestamp,
-                end_timestamp, duration_ms, agent_id, agent_version, contactable, analysis)
+                end_timestamp, duration_ms, agent_id, agent_version, contactable, batch_call_id, retry_reason, analysis)
             ), done AS (
               -- the results of the tasks this statement finishes. The call keeps the id svc gave it at the claim
               -- (migration 0012; a task claimed before that has the carrier's). The statements below read this CTE
               -- alone: joined back to r by task id, they were at the planner's mercy (a nested loop over two CTE
               -- scans is quadratic in the chunk: 25 ms for 500 calls)
+              --
+              -- A call whose outcome its batch retries (retry_policy, decision 0625) puts its task back to pending
+              -- here, in the statement that records the call, with its next attempt due min_spacing_ms after the
+              -- call ended: no crash can record the call and lose the retry, or the reverse. The batch is looked up
+              -- only for such outcomes (p is empty for the rest, which pay nothing), and only while it runs
               UPDATE batch_call_tasks t
-              SET state = r.state, state_reason = r.reason, call_id = coalesce(t.call_id, r.call_id),
+              SET state = CASE WHEN t.retry_attempt < p.tries THEN 'pending' ELSE r.state END,
+                state_reason = CASE WHEN t.retry_attempt < p.tries
+                  THEN 'retry: ' || r.retry_reason || ', call ' || (t.retry_attempt + 1)::text || ' of '
+                    || p.tries::text || ' from '
+                    || to_char(to_timestamp(p.due / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                  ELSE r.reason END,
+                call_id = coalesce(t.call_id, r.call_id),
+                retry_attempt = CASE WHEN t.retry_attempt < p.tries THEN t.retry_attempt + 1 ELSE t.retry_attempt END,
+                -- the claim registers the next attempt's call as it registers a first one (attempts = 1)
+                attempts = CASE WHEN t.retry_attempt < p.tries THEN 0 ELSE t.attempts END,
+                not_before = CASE WHEN t.retry_attempt < p.tries THEN p.due END,
                 lease_owner = NULL, lease_expires_at = NULL
-              FROM r
+              FROM r LEFT JOIN LATERAL (
+                SELECT 1 + (b.retry_policy->>'max_retries')::int4 AS tries,
+                  coalesce(r.end_timestamp, ${now}::int8) + (b.retry_policy->>'min_spacing_ms')::int8 AS due
+                FROM batch_calls b
+                WHERE r.retry_reason IS NOT NULL AND b.batch_call_id = r.batch_call_id
+                  AND b.status IN ('scheduled', 'in_progress')
+                  AND b.retry_policy->'retry_on' @> jsonb_build_array(r.retry_reason)
+              ) p ON true
               WHERE t.task_id = r.task_id AND t.state IN ('dialling', 'unknown')
-              RETURNING t.task_id, t.org_id, t.batch_call_id, t.to_number, t.call_id, r.from_number,
+              RETURNING t.task_id, t.not_before, t.org_id, t.batch_call_id, t.to_number, t.call_id, r.from_number,
                 coalesce(r.agent_id, t.override_agent_id) AS agent_id,
                 coalesce(r.agent_version, t.override_agent_version) AS agent_version, r.outcome,
                 r.disconnection_reason, r.start_timestamp, r.end_timestamp, r.duration_ms,
@@ -235,6 +263,12 @@ export class CallsRepo extends Context.Service<CallsRepo, {
                 m.custom_sip_headers, ${now}
               FROM missing m
               ON CONFLICT (org_id, call_id) DO NOTHING
+            ), woken AS (
+              -- a batch with a retry due earlier than it would next be looked at is due then (it may be resting or
+              -- asleep until a legal opening)
+              UPDATE batch_calls b SET next_dispatch_at = w.at
+              FROM (SELECT d.batch_call_id, min(d.not_before) AS at FROM done d WHERE d.not_before IS NOT NULL GROUP BY 1) w
+              WHERE b.batch_call_id = w.batch_call_id AND b.next_dispatch_at > w.at
             ), queued AS (
               -- only calls that were placed reach the contact (a refused dial is no conversation), under the
               -- call's call_seq; no join (see done)

@@ -17,6 +17,7 @@
  * - A batch leaves `scheduled`/`in_progress` only for `completed`, once none of its tasks is pending or in flight.
  */
 import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
+import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
@@ -93,6 +94,22 @@ export interface ClaimedTask {
 export interface BatchLegality {
   readonly legal: ReadonlyArray<number>
   readonly blocked: ReadonlyArray<{ readonly group: number; readonly opensAt: number }>
+  /**
+   * The attempt cap of each group that has one (issue 15 item 4, decision 0624): at most `limit` attempts per
+   * rolling 24 h to one number across the org's batches; `label` names it in `state_reason` ("FL 3 per 24h").
+   */
+  readonly caps?: ReadonlyArray<GroupCap> | undefined
+}
+
+/**
+ * A legal group's attempt cap, as the claim enforces it (migration 0023).
+ *
+ * @category models
+ */
+export interface GroupCap {
+  readonly group: number
+  readonly limit: number
+  readonly label: string
 }
 
 /**
@@ -127,6 +144,8 @@ export interface ClaimResult {
   readonly claimed: ReadonlyArray<ClaimedTask>
   /** Tasks set to `skipped` (their number belongs to a `do_not_call` contact). */
   readonly skipped: number
+  /** Tasks left pending because their number reached its attempt cap (`not_before` set; decision 0624). */
+  readonly deferred: number
   /** Batches that completed in this transaction (nothing pending, nothing in flight). */
   readonly completed: ReadonlyArray<string>
   /** The org's lock stayed taken for longer than ORG_LOCK_WAIT_MS: nothing was claimed, try again shortly. */
@@ -151,6 +170,8 @@ export interface UnknownTask {
   readonly batchCallId: string
   readonly fromNumber: string
   readonly toNumber: string
+  /** Which call of the task is in doubt (its key: `attemptKey(taskId, attempt)`; decision 0625). */
+  readonly attempt: number
 }
 
 /**
@@ -186,7 +207,8 @@ interface ClaimRow {
   readonly task_id: string
   readonly task_index: number
   readonly to_number: string
-  readonly state: "dialling" | "skipped"
+  /** `deferred`: at its attempt cap, left pending (migration 0023; `call_id` then holds its `state_reason`). */
+  readonly state: "dialling" | "skipped" | "deferred"
   readonly override_agent_id: string | null
   readonly override_agent_version: number | null
   readonly override_agent_version_name: string | null
@@ -196,6 +218,8 @@ interface ClaimRow {
   readonly custom_sip_headers: Record<string, string> | null
   /** svc's id for the call (`svc_call_id`, migration 0012); null for a skipped task. */
   readonly call_id: string | null
+  /** Which call of the task this is, from 1 (retries: migration 0024, decision 0625). */
+  readonly call_attempt: number
 }
 
 /** A row of `scheduler_claim` (migrations 0010, 0012): a claimed task, or the summary (task columns NULL). */
@@ -211,7 +235,8 @@ const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest =
   const request: {
     -readonly [K in keyof DialRequest]: DialRequest[K]
   } = {
-    idempotency_key: row.task_id,
+    // the task id for its first call, as before retries; `<task id>:<n>` for its n-th (decision 0625)
+    idempotency_key: attemptKey(row.task_id, row.call_attempt),
     call_id: row.call_id ?? "",
     org_id: orgId,
     batch_call_id: batch.batchCallId,
@@ -232,6 +257,7 @@ const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest =
 const nothingClaimed = (busy: boolean): ClaimResult => ({
   claimed: [],
   skipped: 0,
+  deferred: 0,
   completed: [],
   busy,
   more: false,
@@ -244,6 +270,12 @@ const nothingClaimed = (busy: boolean): ClaimResult => ({
  */
 const groupsParam = (legal: ReadonlyMap<string, BatchLegality> | undefined, batchCallId: string) =>
   legal === undefined ? null : [...(legal.get(batchCallId)?.legal ?? [])]
+
+const noCaps: ReadonlyArray<GroupCap> = []
+
+/** The batch's group caps (none without a legality map: nothing constrained). */
+const capsOf = (legal: ReadonlyMap<string, BatchLegality> | undefined, batchCallId: string) =>
+  legal?.get(batchCallId)?.caps ?? noCaps
 
 /** A statement that waited longer than its `lock_timeout` (lockOrg's bound). */
 const isLockTimeout = (error: SqlError.SqlError) => error.cause._tag === "LockTimeoutError"
@@ -495,11 +527,16 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         until: number,
         now: number,
         legal: ReadonlyMap<string, BatchLegality> | undefined
-      ) =>
-        sql<ClaimFunctionRow>`
+      ) => {
+        const caps = capsOf(legal, batch.batchCallId)
+        // the cap arrays only when the batch has capped groups: NULL costs the function nothing (decision 0624)
+        return sql<ClaimFunctionRow>`
           SELECT * FROM scheduler_claim(${ORG_LOCK}::int4, ${orgId}, ${`${ORG_LOCK_WAIT_MS}ms`},
             ${batch.batchCallId}, ${batch.reservedConcurrency}::int4, ${max}::int4, ${owner}, ${until}::int8,
-            ${batch.fromNumber}, ${now}::int8, ${groupsParam(legal, batch.batchCallId)}::int4[])`.pipe(
+            ${batch.fromNumber}, ${now}::int8, ${groupsParam(legal, batch.batchCallId)}::int4[],
+            ${caps.length === 0 ? null : caps.map((c) => c.group)}::int4[],
+            ${caps.length === 0 ? null : caps.map((c) => c.limit)}::int4[],
+            ${caps.length === 0 ? null : caps.map((c) => c.label)}::text[])`.pipe(
           Effect.map((rows) => {
             const summary = rows[rows.length - 1]
             if (summary === undefined || summary.org_limit === null || summary.org_in_flight === null) return undefined
@@ -510,35 +547,48 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             }
           })
         )
+      }
 
       /**
        * Batches that ran dry (nothing pending left to claim) and did not complete (calls still in flight) rest until
-       * IDLE_RECHECK_MS from now, each only while no task of it is pending: a task the claim could not take (locked
-       * by another transaction) or one returned to `pending` since the claim keeps the batch due. Returns those that
-       * rest. Runs under the org's lock, like every return of a task to `pending` (returnToPending).
+       * IDLE_RECHECK_MS from now, each only while no task of it is pending and dialable: a task the claim could not
+       * take (locked by another transaction) or one returned to `pending` since the claim keeps the batch due. A
+       * batch whose pending tasks all wait on their attempt cap (`not_before`, decision 0624) sleeps until the
+       * earliest of those instants instead (it cannot complete before, and a task returned to pending wakes it),
+       * read through batch_call_tasks_deferred. Returns the batches that rest and when each is due again. Runs under
+       * the org's lock, like every return of a task to `pending` (returnToPending).
        */
       const rest = (batchCallIds: ReadonlyArray<string>, now: number) =>
-        sql<{ batch_call_id: string }>`
-          UPDATE batch_calls b SET next_dispatch_at = ${now + IDLE_RECHECK_MS}
+        sql<{ batch_call_id: string; at: number }>`
+          UPDATE batch_calls b SET next_dispatch_at = coalesce((
+              SELECT min(t.not_before) FROM batch_call_tasks t
+              WHERE t.batch_call_id = b.batch_call_id AND t.state = 'pending' AND t.not_before > ${now}
+            ), ${now + IDLE_RECHECK_MS})
           WHERE b.batch_call_id = ANY(${batchCallIds}::text[]) AND b.next_dispatch_at <= ${now}
             AND (
               SELECT 1 FROM batch_call_tasks t
               WHERE t.batch_call_id = b.batch_call_id AND t.state = 'pending'
+                AND (t.not_before IS NULL OR t.not_before <= ${now})
               ORDER BY t.task_index
               LIMIT 1
             ) IS NULL
-          RETURNING b.batch_call_id`
+          RETURNING b.batch_call_id, b.next_dispatch_at::float8 AS at`
 
       /**
        * A batch with nothing dialable left now but pending tasks in groups blocked by legal hours sleeps until the
        * earliest opening among the blocked groups that still have pending tasks (decision 0623), each group asked
-       * through batch_call_tasks_pending_by_group. Only while no task of a legal group (or an unconstrained one) is
-       * pending: one the claim could not take (locked) keeps the batch due. Returns the wake time, if it sleeps.
+       * through batch_call_tasks_pending_by_group, or until the earliest `not_before` of its tasks waiting on their
+       * attempt cap (decision 0624) if that is sooner. Only while no task of a legal group (or an unconstrained one)
+       * is pending and dialable now: one the claim could not take (locked) keeps the batch due. Returns the wake
+       * time, if it sleeps.
        */
       const sleepUntilLegal = (batchCallId: string, legality: BatchLegality | undefined, now: number) =>
         legality === undefined || legality.blocked.length === 0 ? Effect.succeed(undefined) : sql<{ at: number }>`
           WITH w AS (
-            SELECT min(o.at) AS at
+            SELECT LEAST(min(o.at), (
+                SELECT min(t.not_before) FROM batch_call_tasks t
+                WHERE t.batch_call_id = ${batchCallId} AND t.state = 'pending' AND t.not_before > ${now}
+              )) AS at
             FROM unnest(${legality.blocked.map((b) => b.group)}::int4[],
               ${legality.blocked.map((b) => String(b.opensAt))}::text[]::int8[]) AS o(g, at)
             WHERE (
@@ -554,6 +604,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             AND (
               SELECT 1 FROM batch_call_tasks t
               WHERE t.batch_call_id = ${batchCallId} AND t.legal_group IS NULL AND t.state = 'pending'
+                AND (t.not_before IS NULL OR t.not_before <= ${now})
               ORDER BY t.task_index
               LIMIT 1
             ) IS NULL
@@ -562,6 +613,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
               WHERE (
                 SELECT 1 FROM batch_call_tasks t
                 WHERE t.batch_call_id = ${batchCallId} AND t.legal_group = l.g AND t.state = 'pending'
+                  AND (t.not_before IS NULL OR t.not_before <= ${now})
                 ORDER BY t.task_index
                 LIMIT 1
               ) IS NOT NULL
@@ -586,9 +638,8 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             if (opens === undefined) resting.push(id)
             else if (at === undefined || opens < at) at = opens
           }
-          if (resting.length > 0 && (yield* rest(resting, now)).length > 0) {
-            const recheck = now + IDLE_RECHECK_MS
-            if (at === undefined || recheck < at) at = recheck
+          if (resting.length > 0) {
+            for (const row of yield* rest(resting, now)) if (at === undefined || row.at < at) at = row.at
           }
           return at
         })
@@ -628,9 +679,14 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           const wanted = Math.min(options.maxPerBatch, freeSlots(limit, batch.reservedConcurrency, inFlight))
           const claimed: Array<ClaimedTask> = []
           let skipped = 0
+          let deferred = 0
           for (const row of rows) {
             if (row.state === "skipped") {
               skipped++
+              continue
+            }
+            if (row.state === "deferred") {
+              deferred++
               continue
             }
             claimed.push({
@@ -646,11 +702,27 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           if (wanted > 0 && rows.length < wanted) {
             // under the org's lock no other claim held this batch's pending rows: it has run dry
             const dry = yield* ranDry(orgId, batch.batchCallId, options.now, options.legal)
-            return { claimed, skipped, completed: dry.completed, busy: false, more: false, rechecksAt: dry.rechecksAt }
+            return {
+              claimed,
+              skipped,
+              deferred,
+              completed: dry.completed,
+              busy: false,
+              more: false,
+              rechecksAt: dry.rechecksAt
+            }
           }
           // it took all it asked for: claim again at once if slots are left (its skipped tasks took none)
           const more = wanted > 0 && freeSlots(limit, batch.reservedConcurrency, inFlight + claimed.length) > 0
-          return { claimed, skipped, completed: [], busy: false, more, rechecksAt: undefined } satisfies ClaimResult
+          return {
+            claimed,
+            skipped,
+            deferred,
+            completed: [],
+            busy: false,
+            more,
+            rechecksAt: undefined
+          } satisfies ClaimResult
         }).pipe(Effect.catchIf(isLockTimeout, () => Effect.succeed(nothingClaimed(true))))
 
       const claim = Effect.fn("DispatchRepo.claim")(
@@ -672,6 +744,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
             }
             const claimed: Array<ClaimedTask> = []
             let skipped = 0
+            let deferred = 0
             const active = new Map(batches.map((b) => [b.batchCallId, b]))
             const claimedPerBatch = new Map<string, number>()
             const exhausted: Array<string> = []
@@ -703,6 +776,10 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
                 for (const row of rows) {
                   if (row.state === "skipped") {
                     skipped++
+                    continue
+                  }
+                  if (row.state === "deferred") {
+                    deferred++
                     continue
                   }
                   dialled++
@@ -741,7 +818,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
               if (resting.length > 0) rechecksAt = yield* restOrSleep(resting, options.legal, options.now)
             }
             const more = capped.some((b) => freeSlots(limit, b.reservedConcurrency, orgInFlight) > 0)
-            return { claimed, skipped, completed, busy: false, more, rechecksAt }
+            return { claimed, skipped, deferred, completed, busy: false, more, rechecksAt }
           })).pipe(
             // the org lock (or, rarely, a row lock after it) was not granted within ORG_LOCK_WAIT_MS: nothing was
             // claimed (the transaction rolled back); the caller looks again shortly
@@ -765,7 +842,16 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         )
 
       const claimUnknown = (owner: string, now: number, recheckMs: number, limit: number) =>
-        sql<{ task_id: string; org_id: string; batch_call_id: string; from_number: string; to_number: string }>`
+        sql<
+          {
+            task_id: string
+            org_id: string
+            batch_call_id: string
+            from_number: string
+            to_number: string
+            retry_attempt: number
+          }
+        >`
           UPDATE batch_call_tasks t SET lease_owner = ${owner}, lease_expires_at = ${now + recheckMs}
           -- the ids are taken (and locked) once, whatever the statistics say (CallsRepo's feed explains why), in the
           -- order of the partial index that holds exactly the unknown tasks (batch_call_tasks_unknown, on org_id):
@@ -783,14 +869,15 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           -- its batch (trigger batch_calls_delete_tasks), so the batch is there
           RETURNING t.task_id::text AS task_id, t.org_id, t.batch_call_id,
             (SELECT b.from_number FROM batch_calls b WHERE b.batch_call_id = t.batch_call_id) AS from_number,
-            t.to_number`.pipe(
+            t.to_number, t.retry_attempt`.pipe(
           Effect.map((rows) =>
             rows.map((r): UnknownTask => ({
               taskId: r.task_id,
               orgId: r.org_id,
               batchCallId: r.batch_call_id,
               fromNumber: r.from_number,
-              toNumber: r.to_number
+              toNumber: r.to_number,
+              attempt: r.retry_attempt
             }))
           ),
           Effect.orDie,
@@ -862,18 +949,20 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         )
 
       // Through batch_call_tasks_pending_by_group: the group's pending tasks only. Written when a group's state
-      // changes (blocked with a new reason, or open again), not every pass (the Dispatcher remembers what it wrote);
-      // `state_reason` is in no index and `state` does not change, so the updates can be HOT.
+      // changes (blocked with a new reason, or open again), not every pass (the Dispatcher remembers what it wrote).
+      // `state_reason` is in no index and `state` does not change, so the updates can be HOT. A task waiting on its
+      // attempt cap (not_before, decision 0624) keeps its `attempt_cap:` reason: the cap binds until then, and its
+      // legal hours are looked at again when it may be claimed.
       const setLegalReason = (batchCallId: string, group: number, reason: string | null) =>
         (reason === null
           ? sql`
             UPDATE batch_call_tasks SET state_reason = NULL
-            WHERE batch_call_id = ${batchCallId} AND legal_group = ${group} AND state = 'pending'
+            WHERE batch_call_id = ${batchCallId} AND legal_group = ${group} AND state = 'pending' AND not_before IS NULL
               AND state_reason LIKE 'legal_hours:%'
             RETURNING 1`
           : sql`
             UPDATE batch_call_tasks SET state_reason = ${reason}
-            WHERE batch_call_id = ${batchCallId} AND legal_group = ${group} AND state = 'pending'
+            WHERE batch_call_id = ${batchCallId} AND legal_group = ${group} AND state = 'pending' AND not_before IS NULL
               AND state_reason IS DISTINCT FROM ${reason}
             RETURNING 1`).pipe(
             Effect.map((rows) => rows.length),

@@ -153,6 +153,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       assert.deepStrictEqual(result, {
         claimed: [],
         skipped: 0,
+        deferred: 0,
         completed: [],
         busy: true,
         more: false,

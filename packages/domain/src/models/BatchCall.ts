@@ -18,6 +18,7 @@ import { BatchCallTask } from "./BatchCallTask.ts"
 import { E164 } from "./E164.ts"
 import { BatchCallId } from "./Ids.ts"
 import { EpochMillis, NonNegativeInt } from "./Primitives.ts"
+import { RetryPolicy } from "./RetryPolicy.ts"
 
 /**
  * The largest `reserved_concurrency`: any value above an org's concurrency limit already keeps every call of
@@ -49,7 +50,9 @@ export class CreateBatchCallRequest extends Schema.Class<CreateBatchCallRequest>
       })
     ).annotate({ description: "Concurrency kept free for calls not triggered by the batch, such as inbound ones." })
   ),
-  call_time_window: Schema.optionalKey(CallTimeWindow)
+  call_time_window: Schema.optionalKey(CallTimeWindow),
+  // svc extension (issue 15 item 4, decision 0625)
+  retry_policy: Schema.optionalKey(RetryPolicy)
 }, { description: "Creates a batch of outbound calls from one owned number." }) {}
 
 /**

@@ -77,7 +77,11 @@ export class BatchCallProgress extends Schema.Class<BatchCallProgress>("BatchCal
   }),
   total_task_count: NonNegativeInt,
   tasks: BatchTaskCounts,
-  calls_placed: NonNegativeInt.annotate({ description: "Calls placed and recorded (tasks completed or failed)." }),
+  calls_placed: NonNegativeInt.annotate({
+    // with a retry_policy a task may have several calls; only its last is counted here (decision 0625)
+    description: "Tasks whose (last) call was placed and recorded: completed or failed. Earlier calls of a task " +
+      "its batch retried are not counted; list-calls with the batch's id has every call."
+  }),
   calls_in_flight: NonNegativeInt.annotate({ description: "Calls in progress (tasks dialling or unknown)." }),
   scheduled_timestamp: EpochMillis.annotate({ description: "trigger_timestamp, else when the batch was created." }),
   window_open_now: Schema.Boolean.annotate({ description: "Whether its call_time_window is open now." }),
