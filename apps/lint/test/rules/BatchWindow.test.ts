@@ -1,0 +1,305 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { CallTimeWindow, Weekday } from "@svc/domain/CallWindow.ts"
+import { utcMidnight } from "@svc/domain/Deprecation/Rule.ts"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as LintConfig from "../../src/LintConfig.ts"
+import { type BatchFinding, checkBatchCall, isBatchCallBody, taskList } from "../../src/rules/BatchWindow.ts"
+import { DAY_MS, legalTimeline } from "../../src/rules/LegalTimeline.ts"
+import { lintIn, project, runBin, summary } from "../support/Harness.ts"
+import { sarifErrors } from "../support/Sarif.ts"
+
+// One number per place of issue 15's end-to-end test (zones from decision 0620's data).
+const hawaii = "+18085550100" // Pacific/Honolulu, UTC-10, no DST
+const arizona = "+16025550100" // America/Phoenix, UTC-7, no DST
+const chicago = "+13125550100" // America/Chicago
+const newYork = "+12125550100" // America/New_York
+const florida = "+13055550100" // America/New_York, FL 08:00-20:00 on top of the federal rule
+const saskatchewan = "+13065550100" // America/Regina, UTC-6, no DST
+const alabama = "+12055550100" // America/Chicago, AL 08:00-20:00 Mon-Sat, no holidays
+
+const ny = (start: number, end: number, day?: ReadonlyArray<Weekday>): CallTimeWindow => ({
+  windows: [{ start: start * 60, end: end * 60 }],
+  timezone: "America/New_York",
+  ...(day === undefined ? {} : { day })
+})
+
+const body = (numbers: ReadonlyArray<string>, window?: unknown) => ({
+  from_number: "+14155550123",
+  tasks: numbers.map((to_number) => ({ to_number })),
+  ...(window === undefined ? {} : { call_time_window: window })
+})
+
+const check = (doc: unknown, asOf = "2026-12-01") => checkBatchCall(doc, utcMidnight(asOf))
+
+/** `rule tasks[i]` per finding: which rule fired at which task. */
+const at = (findings: ReadonlyArray<BatchFinding>) =>
+  findings.map((f) => `${f.ruleId} ${f.path.map((p) => typeof p === "number" ? `[${p}]` : `.${p}`).join("")}`)
+
+describe("BatchWindow", () => {
+  const six = [hawaii, arizona, chicago, newYork, florida, saskatchewan]
+
+  it("reports nothing for a window legal all year in all six places", () => {
+    // 13:00-15:00 Eastern is 08:00-10:00 in Honolulu in winter and 07:00-09:00 under DST: the second hour is legal.
+    assert.deepStrictEqual(check(body(six, ny(13, 15))), [])
+    assert.deepStrictEqual(check(body(six, ny(13, 15)), "2027-06-15"), [])
+  })
+
+  it("flags the places where an Eastern morning window is never legal, and Saskatchewan under DST only", () => {
+    // 09:00-10:00 Eastern: 03:00/04:00 in Honolulu, 06:00/07:00 in Phoenix (federal rule opens at 08:00);
+    // Chicago, New York and Florida always legal; Regina 08:00 in winter, 07:00 under DST.
+    const findings = check(body(six, ny(9, 10)))
+    assert.deepStrictEqual(at(findings), [
+      "batch-window-never-legal .tasks[0].to_number",
+      "batch-window-never-legal .tasks[1].to_number",
+      "batch-window-seasonal .tasks[5].to_number"
+    ])
+    assert.strictEqual(
+      findings[0]!.message,
+      "call_time_window 09:00-10:00 America/New_York can never be dialled for task 0 (zones Pacific/Honolulu; " +
+        "rules US 08:00-21:00): it never overlaps US 08:00-21:00 in Pacific/Honolulu within 366 days from 2026-12-01"
+    )
+    assert.include(
+      findings[2]!.message,
+      "legal until 2027-03-13, then no legal instant from 2027-03-14 to 2027-11-06 (238 days; " +
+        "legal again on 2027-11-07)"
+    )
+  })
+
+  it("names the state rule that alone rules a window out (Florida closes at 20:00)", () => {
+    const findings = check(body([newYork, florida], ny(20, 21)))
+    assert.deepStrictEqual(at(findings), ["batch-window-never-legal .tasks[1].to_number"])
+    assert.include(findings[0]!.message, "(zones America/New_York; rules US 08:00-21:00, FL 08:00-20:00)")
+    assert.include(findings[0]!.message, "it never overlaps FL 08:00-20:00 in America/New_York")
+  })
+
+  it("flags a Sunday-only window for a state that forbids Sunday calls, and not for the others", () => {
+    const findings = check(body([chicago, alabama], ny(9, 20, ["Sunday"])))
+    assert.deepStrictEqual(at(findings), ["batch-window-never-legal .tasks[1].to_number"])
+    assert.include(findings[0]!.message, "call_time_window 09:00-20:00 Sunday America/New_York")
+    assert.include(findings[0]!.message, "AL 08:00-20:00 Mon-Sat no holidays in America/Chicago")
+  })
+
+  it("reads a DST-only window with the timeline of the as-of date, on both sides of the change", () => {
+    // 23:00-24:00 Eastern is 20:00 in Phoenix under DST (legal) and 21:00 in winter (closed): legal in summer only.
+    // Dates are UTC: 23:00 EDT is 03:00Z of the next day.
+    const winter = check(body([arizona], ny(23, 24)), "2026-12-01")
+    assert.deepStrictEqual(at(winter), ["batch-window-seasonal .tasks[0].to_number"])
+    assert.include(
+      winter[0]!.message,
+      "not legal from the as-of date 2026-12-01 to 2027-03-14 (104 days; legal again on 2027-03-15); " +
+        "1 more break of over a week"
+    )
+    const summer = check(body([arizona], ny(23, 24)), "2026-07-01")
+    assert.include(
+      summer[0]!.message,
+      "legal until 2026-11-01, then no legal instant from 2026-11-02 to 2027-03-14 (133 days; " +
+        "legal again on 2027-03-15)"
+    )
+    // The mirror image: 10:00-11:00 Eastern is 08:00 in Phoenix in winter, 07:00 under DST.
+    const mirror = check(body([arizona], ny(10, 11)), "2026-07-01")
+    assert.include(mirror[0]!.message, "not legal from the as-of date 2026-07-01 to 2026-10-31")
+  })
+
+  it("groups tasks by zones and rules, so the finding lists every task of the group compressed", () => {
+    const numbers = Array.from({ length: 60 }, (_, i) => i <= 41 || i === 57 ? hawaii : chicago)
+    const findings = check(body(numbers, ny(9, 10)))
+    assert.strictEqual(findings.length, 1)
+    assert.include(findings[0]!.message, "for tasks 0-41, 57 (43 tasks)")
+    assert.strictEqual(taskList([3]), "task 3")
+    assert.strictEqual(
+      taskList([0, 2, 4, 6, 8, 10, 12, 14, 16, 17, 18]),
+      "tasks 0, 2, 4, 6, 8, 10, 12, 14, ... (11 tasks)"
+    )
+  })
+
+  it("treats an absent window as any time: only legal hours decide", () => {
+    assert.deepStrictEqual(check(body(six)), [])
+    // An unknown area code has the 23 US and Canadian zones; some instant is still legal in all of them.
+    assert.deepStrictEqual(check(body(["+16245550100"])), [])
+  })
+
+  it("leaves numbers outside the NANP unconstrained, as dispatch does", () => {
+    assert.deepStrictEqual(check(body(["+447700900123", "+33612345678"], ny(3, 4))), [])
+  })
+
+  it("reports malformed numbers and windows by field, never evaluating a window the API would refuse", () => {
+    const findings = check({
+      from_number: "+14155550123",
+      tasks: [
+        { to_number: "555-1234" },
+        { to_number: 14155550100 },
+        {},
+        "+12125550100",
+        { to_number: "sip:desk@pbx.example.com", ignore_e164_validation: true },
+        { to_number: hawaii }
+      ],
+      call_time_window: { windows: [{ start: 600, end: 540 }], timezone: "America/Nowhere", day: ["sun"] }
+    })
+    assert.deepStrictEqual(findings.map((f) => [f.ruleId, f.path.join("."), f.message]), [
+      [
+        "batch-call-invalid",
+        "call_time_window.windows.0.end",
+        "call_time_window.windows[0].end must be greater than start; windows may not cross midnight, split it " +
+        "into {start: 600, end: 1440} and {start: 0, end: 540} (got start=600, end=540)"
+      ],
+      [
+        "batch-call-invalid",
+        "call_time_window.timezone",
+        "call_time_window.timezone must be an IANA time zone name such as \"America/Los_Angeles\" or " +
+        "\"Europe/London\" (got \"America/Nowhere\")"
+      ],
+      [
+        "batch-call-invalid",
+        "call_time_window.day.0",
+        "call_time_window.day[0] must be one of Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday " +
+        "(full English day names, capitalised) (got \"sun\")"
+      ],
+      [
+        "batch-call-invalid",
+        "tasks.0.to_number",
+        "tasks[0].to_number must be an E.164 number like +14155550123 (got \"555-1234\")"
+      ],
+      ["batch-call-invalid", "tasks.1.to_number", "tasks[1].to_number must be a non-empty string (got 14155550100)"],
+      ["batch-call-invalid", "tasks.2.to_number", "tasks[2].to_number is required"],
+      ["batch-call-invalid", "tasks.3", "tasks[3] must be an object with to_number (got \"+12125550100\")"]
+    ])
+  })
+
+  it("counts malformed tasks past the hundredth in one problem", () => {
+    const findings = check(body(Array.from({ length: 150 }, () => "nope")))
+    assert.strictEqual(findings.length, 101)
+    assert.strictEqual(findings[100]!.message, "50 more tasks have a malformed to_number (150 in all)")
+  })
+
+  it("survives any shape of input without throwing", () => {
+    for (const doc of [null, 3, "x", [], { tasks: "x" }, { tasks: [] }, { tasks: [null] }, { call_time_window: 1 }]) {
+      assert.isAbove(check(doc).length, 0, JSON.stringify(doc))
+    }
+  })
+
+  it("detects create-batch-call bodies by content", () => {
+    assert.isTrue(isBatchCallBody(body([hawaii])))
+    assert.isFalse(isBatchCallBody({ tasks: [{ to_number: hawaii }] }), "no from_number")
+    assert.isFalse(isBatchCallBody({ from_number: "+1", tasks: [{ name: "x" }] }), "tasks without to_number")
+    assert.isFalse(isBatchCallBody({ agent_id: "a", from_number: "+1" }))
+  })
+})
+
+describe("LegalTimeline", () => {
+  it("finds the first legal instant and the runs of more than a week without one", () => {
+    const from = utcMidnight("2026-12-01")
+    const timeline = legalTimeline(from, 366 * DAY_MS, ["America/Regina"], [{
+      jurisdiction: "US",
+      hours: [{
+        days: ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
+        start: 480,
+        end: 1260
+      }],
+      noHolidays: false,
+      source: "test",
+      verified: "yes"
+    }], ny(9, 10))
+    // 09:00 EST on 2026-12-01 is 14:00Z, 08:00 in Regina: legal at once.
+    assert.strictEqual(timeline.first, Date.parse("2026-12-01T14:00:00Z"))
+    assert.deepStrictEqual(
+      timeline.breaks.map((b) => [new Date(b.from).toISOString(), new Date(b.to).toISOString(), b.open]),
+      [["2027-03-14T00:00:00.000Z", "2027-11-07T00:00:00.000Z", false]]
+    )
+  })
+})
+
+describe("svc-lint on batch call definitions", () => {
+  const yaml = [
+    "# morning calls, Eastern time",
+    "from_number: \"+14155550123\"",
+    "call_time_window:",
+    "  timezone: America/New_York",
+    "  windows:",
+    "    - { start: 540, end: 600 }",
+    "tasks:",
+    `  - to_number: "${chicago}"`,
+    `  - to_number: "${hawaii}"`,
+    `  - to_number: "${saskatchewan}"`,
+    "  - to_number: \"555-0100\"",
+    ""
+  ].join("\n")
+  const json = `${JSON.stringify(body([chicago, hawaii, saskatchewan], ny(9, 10)), null, 2)}\n`
+
+  it("finds them in YAML and JSON and points at the task's to_number", () => {
+    const dir = project({ "batches/morning.yaml": yaml, "batches/morning.json": json, "other.json": "{\"a\": 1}" })
+    const { problems } = lintIn(dir, "2026-12-01")
+    assert.deepStrictEqual(summary(problems), [
+      "batches/morning.json:8:7 batch-window-never-legal error",
+      "batches/morning.json:11:7 batch-window-seasonal warning",
+      "batches/morning.yaml:9:5 batch-window-never-legal error",
+      "batches/morning.yaml:10:5 batch-window-seasonal warning",
+      "batches/morning.yaml:11:5 batch-call-invalid error"
+    ])
+    assert.strictEqual(problems[0]!.jsonPath, "$.tasks[1].to_number")
+  })
+
+  it("reads a document as a batch when the config says kind: batch-call, and honours rule levels", async () => {
+    const dir = project({
+      "svc-lint.config.yaml": [
+        "rules: { batch-window-seasonal: off }",
+        "overrides:",
+        "  - files: [\"legacy/**\"]",
+        "    kind: batch-call",
+        ""
+      ].join("\n"),
+      // no from_number: not detected, but forced by the override
+      "legacy/old.json": JSON.stringify({ tasks: [{ to_number: hawaii }, { to_number: saskatchewan }] }),
+      "plain/old.json": JSON.stringify({ tasks: [{ to_number: hawaii }] })
+    })
+    const config = await LintConfig.load(dir, undefined)
+    const { problems } = lintIn(dir, "2026-12-01", { config })
+    // An absent window is any time: both numbers have legal hours, nothing to report; now with a window.
+    assert.deepStrictEqual(summary(problems), [])
+    fs.writeFileSync(
+      path.join(dir, "legacy", "old.json"),
+      JSON.stringify({ tasks: [{ to_number: hawaii }, { to_number: saskatchewan }], call_time_window: ny(9, 10) })
+    )
+    assert.deepStrictEqual(summary(lintIn(dir, "2026-12-01", { config }).problems), [
+      "legacy/old.json:1:12 batch-window-never-legal error"
+    ])
+    fs.writeFileSync(path.join(dir, "svc-lint.config.yaml"), "overrides: [{ files: [\"x\"], kind: batch }]\n")
+    let message = ""
+    try {
+      await LintConfig.load(dir, undefined)
+    } catch (error) {
+      message = String(error)
+    }
+    assert.include(
+      message,
+      "kind: expected one of agent, llm, conversation-flow, flow-component, phone-number, tool, batch-call"
+    )
+  })
+
+  it("writes valid SARIF with the batch rules' metadata, and lists them in rules and explain", () => {
+    const dir = project({ "batch.yaml": yaml })
+    const result = runBin(dir, ["--as-of", "2026-12-01", "-f", "sarif"])
+    assert.strictEqual(result.status, 1, result.stderr)
+    const log = JSON.parse(result.stdout)
+    assert.deepStrictEqual(sarifErrors(log), [])
+    const run = log.runs[0]
+    const ruleIds = run.tool.driver.rules.map((r: { id: string }) => r.id)
+    for (const id of ["batch-window-never-legal", "batch-window-seasonal", "batch-call-invalid"]) {
+      assert.include(ruleIds, id)
+    }
+    assert.deepStrictEqual(
+      run.results.map((r: { ruleId: string; level: string }) => `${r.ruleId} ${r.level}`),
+      ["batch-window-never-legal error", "batch-window-seasonal warning", "batch-call-invalid error"]
+    )
+    const rules = runBin(dir, ["rules", "--as-of", "2026-12-01", "--json"])
+    const listed = JSON.parse(rules.stdout).filter((r: { kind: string }) => r.kind === "batch-call")
+    assert.deepStrictEqual(listed.map((r: { id: string; level: string }) => `${r.id} ${r.level}`), [
+      "batch-window-never-legal error",
+      "batch-window-seasonal warning",
+      "batch-call-invalid error"
+    ])
+    const explain = runBin(dir, ["explain", "batch-window-never-legal"])
+    assert.strictEqual(explain.status, 0)
+    assert.include(explain.stdout, "Batch call window never legal at the called parties")
+  }, 60_000)
+})
