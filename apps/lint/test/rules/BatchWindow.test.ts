@@ -1,5 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { CallTimeWindow, Weekday } from "@svc/domain/CallWindow.ts"
+import { isOpen } from "@svc/domain/CallWindow.ts"
+import { constraintOf } from "@svc/domain/compliance/LegalGroups.ts"
+import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
 import { utcMidnight } from "@svc/domain/Deprecation/Rule.ts"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -207,6 +210,76 @@ describe("LegalTimeline", () => {
       [["2027-03-14T00:00:00.000Z", "2027-11-07T00:00:00.000Z", false]]
     )
   })
+})
+
+describe("LegalTimeline against a half-hourly oracle", () => {
+  // Every window and rule here opens and closes on the half hour, and every zone's offset is a multiple of 30
+  // minutes, so sampling each half hour finds every legal UTC day and the first legal instant exactly.
+  const oracle = (
+    from: number,
+    days: number,
+    zones: ReadonlyArray<string>,
+    rules: Parameters<typeof isLegalAt>[2],
+    window: CallTimeWindow | undefined
+  ) => {
+    const legalDays = new Set<number>()
+    let first: number | undefined
+    for (let t = from; t < from + days * DAY_MS; t += 30 * 60_000) {
+      if (isLegalAt(t, zones, rules) && (window === undefined || isOpen(window, t))) {
+        first ??= t
+        legalDays.add(Math.floor(t / DAY_MS))
+      }
+    }
+    const breaks: Array<[string, string, boolean]> = []
+    if (first === undefined) return { first, breaks }
+    const firstDay = from / DAY_MS
+    let run = firstDay
+    for (let day = firstDay; day <= firstDay + days; day++) {
+      const end = day === firstDay + days
+      if (!end && !legalDays.has(day)) continue
+      if (day - run >= 8) breaks.push([new Date(run * DAY_MS).toISOString(), new Date(day * DAY_MS).toISOString(), end])
+      run = day + 1
+    }
+    return { first, breaks }
+  }
+  const london = (start: number, end: number): CallTimeWindow => ({
+    windows: [{ start: start * 60, end: end * 60 }],
+    timezone: "Europe/London"
+  })
+  const windows: ReadonlyArray<CallTimeWindow | undefined> = [
+    undefined,
+    ny(9, 10),
+    ny(23, 24),
+    ny(13, 15),
+    ny(9, 20, ["Sunday"]),
+    ny(10, 12, ["Monday"]),
+    // 20:00-21:00 Eastern in winter; while the US has DST and the UK not yet (March) or no longer (October), 21:00.
+    london(1, 2)
+  ]
+  const numbers = [hawaii, arizona, saskatchewan, florida, alabama, newYork, "+16245550100", "+12085550100"]
+
+  for (const asOf of ["2026-12-01", "2027-03-20"]) {
+    it(`agrees on the first legal instant and every break, as of ${asOf}`, () => {
+      const from = utcMidnight(asOf)
+      let compared = 0
+      for (const number of numbers) {
+        const { rules, zones } = constraintOf(number)!
+        for (const window of windows) {
+          const got = legalTimeline(from, 366 * DAY_MS, zones, rules, window)
+          const want = oracle(from, 366, zones, rules, window)
+          const label = `${number} ${JSON.stringify(window)}`
+          assert.strictEqual(got.first, want.first, label)
+          assert.deepStrictEqual(
+            got.breaks.map((b) => [new Date(b.from).toISOString(), new Date(b.to).toISOString(), b.open]),
+            want.breaks,
+            label
+          )
+          compared++
+        }
+      }
+      assert.strictEqual(compared, numbers.length * windows.length)
+    }, 120_000)
+  }
 })
 
 describe("svc-lint on batch call definitions", () => {
