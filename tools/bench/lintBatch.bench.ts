@@ -10,7 +10,8 @@
 //   json  / json-baseline   Linter.lintFile on the JSON file (read, JSON.parse, rules, positions of findings)
 //   yaml  / yaml-baseline   the same as YAML (js-yaml; positions from its event stream)
 //   rule                    checkBatchCall alone on the parsed document (grouping + timelines)
-//   bin                     the svc-lint bin on the JSON file, one process (start-up from whatever build is current)
+//   bin / bin-baseline      the svc-lint bin on the JSON file, one process each (start-up from whatever build is
+//                           current: the snapshot, the bundle, else the TypeScript sources)
 // Output: medians (min-max) in ms, the rule's share, and the ratio to the baseline per round.
 import { dump } from "js-yaml"
 import { spawnSync } from "node:child_process"
@@ -104,19 +105,22 @@ const doc = JSON.parse(fs.readFileSync(files.json, "utf8"))
 
 // --- measurement ------------------------------------------------------------------------------------------------
 
-type Side = keyof typeof files | "rule" | "bin"
-const sides: ReadonlyArray<Side> = ["json", "json-baseline", "yaml", "yaml-baseline", "rule", "bin"]
+type Side = keyof typeof files | "rule" | "bin" | "bin-baseline"
+const sides: ReadonlyArray<Side> = ["json", "json-baseline", "yaml", "yaml-baseline", "rule", "bin", "bin-baseline"]
 const samples = new Map<Side, Array<number>>(sides.map((s) => [s, []]))
 const run = (side: Side): number => {
   const start = performance.now()
   if (side === "rule") checkBatchCall(doc, at)
-  else if (side === "bin") {
-    const result = spawnSync(process.execPath, [bin, "--as-of", asOf, "-f", "json", files.json], {
+  else if (side === "bin" || side === "bin-baseline") {
+    const file = side === "bin" ? files.json : files["json-baseline"]
+    const result = spawnSync(process.execPath, [bin, "--as-of", asOf, "-f", "json", file], {
       cwd: work,
       encoding: "utf8",
       maxBuffer: 1 << 28
     })
-    if (result.status !== 1) throw new Error(`bin exit ${result.status}: ${result.stderr.slice(-500)}`)
+    if (result.status !== (side === "bin" ? 1 : 0)) {
+      throw new Error(`bin exit ${result.status}: ${result.stderr.slice(-500)}`)
+    }
   } else lintFile(ctx, input(files[side]), new Set())
   return performance.now() - start
 }
@@ -156,7 +160,8 @@ const lines = [
   `| YAML: lintFile with the rules | ${row("yaml")} | ${ratio("yaml", "yaml-baseline")}x |`,
   `| YAML baseline: lintFile, not a batch | ${row("yaml-baseline")} | 1.00x |`,
   `| checkBatchCall alone (parsed JSON) | ${row("rule")} | |`,
-  `| svc-lint bin on the JSON file (one process) | ${row("bin")} | |`
+  `| svc-lint bin on the JSON file (one process) | ${row("bin")} | ${ratio("bin", "bin-baseline")}x |`,
+  `| svc-lint bin on the JSON baseline file | ${row("bin-baseline")} | 1.00x |`
 ]
 process.stdout.write(`${lines.join("\n")}\n`)
 if (process.env["KEEP"] === undefined) fs.rmSync(work, { recursive: true, force: true })
