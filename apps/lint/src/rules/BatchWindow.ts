@@ -173,6 +173,9 @@ export const checkBatchCall = (doc: unknown, at: number): Array<BatchFinding> =>
         ["tasks", i, "to_number"],
         to === undefined
           ? `tasks[${i}].to_number is required`
+          : typeof to === "number"
+          // YAML reads an unquoted +12125550100 as the integer 12125550100: the API then gets a number.
+          ? `tasks[${i}].to_number must be a non-empty string (got the number ${show(to)}; quote it in YAML)`
           : `tasks[${i}].to_number must be a non-empty string (got ${show(to)})`
       )
       continue

@@ -163,7 +163,11 @@ describe("BatchWindow", () => {
         "tasks.0.to_number",
         "tasks[0].to_number must be an E.164 number like +14155550123 (got \"555-1234\")"
       ],
-      ["batch-call-invalid", "tasks.1.to_number", "tasks[1].to_number must be a non-empty string (got 14155550100)"],
+      [
+        "batch-call-invalid",
+        "tasks.1.to_number",
+        "tasks[1].to_number must be a non-empty string (got the number 14155550100; quote it in YAML)"
+      ],
       ["batch-call-invalid", "tasks.2.to_number", "tasks[2].to_number is required"],
       ["batch-call-invalid", "tasks.3", "tasks[3] must be an object with to_number (got \"+12125550100\")"]
     ])
@@ -310,6 +314,33 @@ describe("svc-lint on batch call definitions", () => {
       "batches/morning.yaml:11:5 batch-call-invalid error"
     ])
     assert.strictEqual(problems[0]!.jsonPath, "$.tasks[1].to_number")
+  })
+
+  it("checks every document of a multi-document YAML file, with an unquoted number and inline suppressions", () => {
+    const dir = project({
+      "batches.yaml": [
+        "from_number: \"+14155550123\"",
+        "tasks:",
+        `  - to_number: "${chicago}"`,
+        "---",
+        "from_number: \"+14155550123\"",
+        "call_time_window: { timezone: America/New_York, windows: [{ start: 540, end: 600 }] }",
+        "tasks:",
+        "  - to_number: +12125550100",
+        "  # svc-lint-disable-next-line batch-window-never-legal -- Honolulu office calls in its own batch (OPS-7)",
+        `  - to_number: "${hawaii}"`,
+        `  - to_number: "${arizona}"`,
+        ""
+      ].join("\n")
+    })
+    const { problems, suppressed } = lintIn(dir, "2026-12-01")
+    assert.deepStrictEqual(summary(problems), [
+      "batches.yaml:8:5 batch-call-invalid error",
+      "batches.yaml:11:5 batch-window-never-legal error"
+    ])
+    assert.include(problems[0]!.message, "got the number 12125550100; quote it in YAML")
+    assert.strictEqual(problems[1]!.jsonPath, "$.tasks[2].to_number")
+    assert.strictEqual(suppressed, 1)
   })
 
   it("reads a document as a batch when the config says kind: batch-call, and honours rule levels", async () => {
