@@ -4,9 +4,8 @@
  * breaks, runs of more than a week of UTC days without a single legal instant (docs/decisions/0627).
  *
  * Built only on the domain's `nextLegalOpening` (the function dispatch uses, decision 0622), which jumps from opening
- * to opening: one call per legal day, and one call crosses a whole break, so a year costs a few hundred calls per
- * group and never a minute scan. A UTC day holds a legal instant exactly when the first legal instant at or after its
- * 00:00 falls before the next day's 00:00.
+ * to opening, so one call crosses a whole illegal stretch and no minute is ever scanned. A UTC day holds a legal
+ * instant exactly when the first legal instant at or after its 00:00 falls before the next day's 00:00.
  */
 import type { CallTimeWindow } from "@svc/domain/CallWindow.ts"
 import type { JurisdictionRule } from "@svc/domain/compliance/CallingPolicy.ts"
@@ -40,6 +39,10 @@ export interface LegalTimeline {
 /**
  * The timeline from `from` (00:00 UTC of the as-of date) over `horizonMs`, for tasks of these zones and rules inside
  * `window` (`undefined`: no call window, any time).
+ *
+ * After a legal day `d`, the days `d+1 .. d+6` cannot hold a break by themselves (fewer than `MIN_BREAK_DAYS`), so the
+ * next question is asked from `d+7`: about one call per week of the horizon. Only when the answer lies far enough
+ * ahead for a break are the skipped days asked about, to find the last legal day before it exactly.
  */
 export const legalTimeline = (
   from: number,
@@ -51,22 +54,36 @@ export const legalTimeline = (
   const end = from + horizonMs
   const firstDay = Math.floor(from / DAY_MS)
   const endDay = Math.ceil(end / DAY_MS)
+  const opening = nextLegalOpening(from, zones, rules, window, horizonMs)
+  if (Option.isNone(opening)) return { first: undefined, breaks: [] }
+  /** The first UTC day at or after `day` that holds a legal instant, `endDay` when none does. */
+  const nextLegalDay = (day: number): number => {
+    const at = Math.max(day * DAY_MS, from)
+    if (at >= end) return endDay
+    const next = nextLegalOpening(at, zones, rules, window, end - at)
+    return Option.isNone(next) ? endDay : Math.floor(next.value / DAY_MS)
+  }
   const breaks: Array<Break> = []
-  let first: number | undefined
-  // The first UTC day not yet known to hold a legal instant.
-  let emptyFrom = firstDay
-  let cursor = from
-  while (cursor < end) {
-    const opening = nextLegalOpening(cursor, zones, rules, window, end - cursor)
-    if (Option.isNone(opening)) break
-    first ??= opening.value
-    const day = Math.floor(opening.value / DAY_MS)
-    if (day - emptyFrom >= MIN_BREAK_DAYS) breaks.push({ from: emptyFrom * DAY_MS, to: day * DAY_MS, open: false })
-    emptyFrom = day + 1
-    cursor = emptyFrom * DAY_MS
+  const push = (fromDay: number, toDay: number) =>
+    breaks.push({ from: fromDay * DAY_MS, to: toDay * DAY_MS, open: toDay >= endDay })
+  let last = Math.floor(opening.value / DAY_MS)
+  if (last - firstDay >= MIN_BREAK_DAYS) push(firstDay, last)
+  for (;;) {
+    const probe = last + 7
+    const next = nextLegalDay(probe)
+    if (next - last - 1 >= MIN_BREAK_DAYS) {
+      // The empty run may begin before the probe: find the last legal day among the skipped ones.
+      const bound = Math.min(probe, endDay)
+      for (let day = last + 1; day < bound;) {
+        const legal = nextLegalDay(day)
+        if (legal >= bound) break
+        last = legal
+        day = legal + 1
+      }
+      if (next - last - 1 >= MIN_BREAK_DAYS) push(last + 1, next)
+    }
+    if (next >= endDay) break
+    last = next
   }
-  if (first !== undefined && endDay - emptyFrom >= MIN_BREAK_DAYS) {
-    breaks.push({ from: emptyFrom * DAY_MS, to: endDay * DAY_MS, open: true })
-  }
-  return { first, breaks }
+  return { first: opening.value, breaks }
 }

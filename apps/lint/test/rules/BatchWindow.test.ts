@@ -1,13 +1,19 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { CallTimeWindow, Weekday } from "@svc/domain/CallWindow.ts"
 import { isOpen } from "@svc/domain/CallWindow.ts"
-import { constraintOf } from "@svc/domain/compliance/LegalGroups.ts"
+import { constraintOf, LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
 import { utcMidnight } from "@svc/domain/Deprecation/Rule.ts"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as LintConfig from "../../src/LintConfig.ts"
-import { type BatchFinding, checkBatchCall, isBatchCallBody, taskList } from "../../src/rules/BatchWindow.ts"
+import {
+  type BatchFinding,
+  checkBatchCall,
+  isBatchCallBody,
+  TaskGrouper,
+  taskList
+} from "../../src/rules/BatchWindow.ts"
 import { DAY_MS, legalTimeline } from "../../src/rules/LegalTimeline.ts"
 import { lintIn, project, runBin, summary } from "../support/Harness.ts"
 import { sarifErrors } from "../support/Sarif.ts"
@@ -193,6 +199,29 @@ describe("BatchWindow", () => {
   })
 })
 
+describe("TaskGrouper", () => {
+  it("assigns every task the group a plain LegalGrouper (create-batch-call's) assigns, in the same numbering", () => {
+    let seed = 42
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      return Math.floor((seed / 2147483648) * n)
+    }
+    const digits = (n: number) => Array.from({ length: n }, () => random(10)).join("")
+    const odd = ["+1", "+1a", "+12", "+1212", "+1212555", "+1 212 555 0100", "+44", "+", "", "1212555", "+1624"]
+    const numbers = Array.from({ length: 50_000 }, (_, i) =>
+      i % 50 === 0
+        ? odd[random(odd.length)]!
+        : i % 7 === 0
+        ? `+${1 + random(9)}${digits(random(12))}`
+        : `+1${200 + random(800)}${digits(random(9))}`)
+    const plain = new LegalGrouper()
+    const memo = new TaskGrouper()
+    for (const n of numbers) assert.strictEqual(memo.assign(n), plain.assign(n), n)
+    assert.deepStrictEqual(memo.groups, plain.groups)
+    assert.isAbove(plain.groups.length, 50)
+  })
+})
+
 describe("LegalTimeline", () => {
   it("finds the first legal instant and the runs of more than a week without one", () => {
     const from = utcMidnight("2026-12-01")
@@ -257,12 +286,25 @@ describe("LegalTimeline against a half-hourly oracle", () => {
     ny(13, 15),
     ny(9, 20, ["Sunday"]),
     ny(10, 12, ["Monday"]),
+    ny(9, 11, ["Sunday"]),
+    ny(17, 19, ["Monday", "Tuesday"]),
     // 20:00-21:00 Eastern in winter; while the US has DST and the UK not yet (March) or no longer (October), 21:00.
     london(1, 2)
   ]
-  const numbers = [hawaii, arizona, saskatchewan, florida, alabama, newYork, "+16245550100", "+12085550100"]
+  const numbers = [
+    hawaii,
+    arizona,
+    saskatchewan,
+    florida,
+    alabama,
+    newYork,
+    "+16245550100", // unknown area code: 23 zones
+    "+12085550100", // Boise and Los Angeles
+    "+12145550100", // Texas: 12:00-21:00 on Sundays
+    "+12155550100" // Pennsylvania: no Sundays, no holidays
+  ]
 
-  for (const asOf of ["2026-12-01", "2027-03-20"]) {
+  for (const asOf of ["2026-12-01", "2027-03-20", "2027-10-25"]) {
     it(`agrees on the first legal instant and every break, as of ${asOf}`, () => {
       const from = utcMidnight(asOf)
       let compared = 0
