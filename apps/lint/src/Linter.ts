@@ -189,6 +189,7 @@ const checkBatchDocument = (
       ruleId: f.ruleId,
       level,
       message: f.message,
+      ...(f.date === undefined ? {} : { date: f.date }),
       path: f.path,
       fingerprint: fingerprint(f.ruleId, file.relative, docIndex, f.key)
     })

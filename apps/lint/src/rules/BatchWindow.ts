@@ -47,6 +47,8 @@ export interface BatchFinding {
   readonly path: ReadonlyArray<string | number>
   /** What identifies the finding besides file and document, for its fingerprint (stable when tasks move). */
   readonly key: string
+  /** `batch-window-seasonal`: the first UTC date without a legal instant (the as-of date when it starts there). */
+  readonly date?: string
 }
 
 /**
@@ -260,7 +262,8 @@ export const checkBatchCall = (doc: unknown, at: number): Array<BatchFinding> =>
         ruleId: "batch-window-seasonal",
         message: `${label} is legal only part of the time for ${who}: ${breakText(firstBreak!, true, at)}${rest}`,
         path,
-        key
+        key,
+        date: isoDate(firstBreak!.from)
       })
     }
   }

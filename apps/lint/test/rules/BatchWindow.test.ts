@@ -444,6 +444,15 @@ describe("svc-lint on batch call definitions", () => {
       "batch-window-seasonal warning",
       "batch-call-invalid error"
     ])
+    const seasonal = run.results.find((r: { ruleId: string }) => r.ruleId === "batch-window-seasonal")
+    assert.strictEqual(seasonal.properties.date, "2027-03-14")
+    // svc-lint timeline: the date the Regina task stops being legal, only while it is still ahead
+    const timeline = (asOf: string) =>
+      JSON.parse(runBin(dir, ["timeline", "--as-of", asOf, "--json"]).stdout).steps.map((
+        s: { date: string; ruleId: string; status: string; files: Array<string> }
+      ) => `${s.date} ${s.ruleId} ${s.status} ${s.files.join(",")}`)
+    assert.deepStrictEqual(timeline("2026-12-01"), ["2027-03-14 batch-window-seasonal not legal batch.yaml"])
+    assert.deepStrictEqual(timeline("2027-04-01"), [])
     const explain = runBin(dir, ["explain", "batch-window-never-legal"])
     assert.strictEqual(explain.status, 0)
     assert.include(explain.stdout, "Batch call window never legal at the called parties")
