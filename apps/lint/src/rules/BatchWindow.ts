@@ -18,7 +18,7 @@
  *   and which rule, with the same words as the API.
  */
 import { CallTimeWindow, canonicalize, describeIssue } from "@svc/domain/CallWindow.ts"
-import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
+import { defaultPolicy, type JurisdictionRule } from "@svc/domain/compliance/CallingPolicy.ts"
 import { type LegalGroup, LegalGrouper, rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
 import { nextLegalOpening, ruleLabel } from "@svc/domain/compliance/LegalHours.ts"
 import { areaCodeStates, type ZoneSet, zonesFor } from "@svc/domain/compliance/RecipientZones.ts"
@@ -229,23 +229,31 @@ export const checkBatchCall = (doc: unknown, at: number): Array<BatchFinding> =>
 
   const horizonMs = HORIZON_DAYS * DAY_MS
   const label = windowLabel(window)
+  // Whether one rule in one zone alone never meets the window: a full-horizon search when it never does, so it is
+  // asked once per (rule, zone) of the document, not once per group (groups share zones and rules).
+  const aloneNever = new Map<string, boolean>()
+  const neverAlone = (rule: JurisdictionRule, zone: string): boolean => {
+    const key = `${rule.jurisdiction}\u0000${zone}`
+    let never = aloneNever.get(key)
+    if (never === undefined) {
+      never = Option.isNone(nextLegalOpening(at, [zone], [rule], window, horizonMs))
+      aloneNever.set(key, never)
+    }
+    return never
+  }
   for (const group of grouper.groups) {
     const indexes = members[group.group]!
     const rules = rulesOfIds(defaultPolicy, group.ruleIds)
-    const timeline = legalTimeline(at, horizonMs, group.zones, rules, window)
     const who = `${taskList(indexes)} (zones ${zoneList(group.zones)}; rules ${rules.map(ruleLabel).join(", ")})`
     const path = ["tasks", indexes[0]!, "to_number"]
     const key = `${group.zones.join("&")}\u0000${group.ruleIds.join(",")}`
-    if (timeline.first === undefined) {
-      // Name the (rule, zone) pairs that alone rule the window out, when some do.
-      const alone: Array<string> = []
-      for (const zone of group.zones) {
-        for (const rule of rules) {
-          if (Option.isNone(nextLegalOpening(at, [zone], [rule], window, horizonMs))) {
-            alone.push(`${ruleLabel(rule)} in ${zone}`)
-          }
-        }
-      }
+    const alone: Array<string> = []
+    for (const zone of group.zones) {
+      for (const rule of rules) if (neverAlone(rule, zone)) alone.push(`${ruleLabel(rule)} in ${zone}`)
+    }
+    // A pair that alone never meets the window makes the whole group never legal; else ask the group as a whole.
+    const timeline = alone.length > 0 ? undefined : legalTimeline(at, horizonMs, group.zones, rules, window)
+    if (timeline === undefined || timeline.first === undefined) {
       const why = alone.length > 0
         ? `it never overlaps ${alone.slice(0, 3).join("; ")}${alone.length > 3 ? `; and ${alone.length - 3} more` : ""}`
         : "no instant is legal in all of its zones under all of its rules at once"

@@ -82,6 +82,18 @@ describe("BatchWindow", () => {
     assert.include(findings[0]!.message, "it never overlaps FL 08:00-20:00 in America/New_York")
   })
 
+  it("says when only the zones together rule a window out (an unknown area code: 23 zones)", () => {
+    // Each of the 23 zones alone has legal hours inside 01:00-02:00 or 03:00-13:00 UTC; never all at once.
+    const window = { timezone: "UTC", windows: [{ start: 60, end: 120 }, { start: 180, end: 780 }] }
+    const findings = check(body(["+16245550100"], window))
+    assert.deepStrictEqual(at(findings), ["batch-window-never-legal .tasks[0].to_number"])
+    assert.include(
+      findings[0]!.message,
+      "zones 23 zones: America/Adak, America/Anchorage, America/Boise, ... Pacific/Saipan"
+    )
+    assert.include(findings[0]!.message, "no instant is legal in all of its zones under all of its rules at once")
+  })
+
   it("flags a Sunday-only window for a state that forbids Sunday calls, and not for the others", () => {
     const findings = check(body([chicago, alabama], ny(9, 20, ["Sunday"])))
     assert.deepStrictEqual(at(findings), ["batch-window-never-legal .tasks[1].to_number"])
