@@ -93,7 +93,13 @@ export const isBatchCallBody = (doc: unknown): boolean => {
 }
 
 const show = (u: unknown): string => {
-  const text = JSON.stringify(u) ?? String(u)
+  let text: string
+  try {
+    text = JSON.stringify(u) ?? String(u)
+  } catch {
+    // YAML aliases can build a cycle; the value is still reported, only not spelled out
+    text = Array.isArray(u) ? "[...]" : typeof u === "object" ? "{...}" : String(u)
+  }
   return text.length > 40 ? `${text.slice(0, 37)}...` : text
 }
 
@@ -102,7 +108,7 @@ const isoDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 const clock = (minute: number): string =>
   `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`
 
-/** `09:00-20:00 Monday-Friday America/New_York`, as the canonical window reads. */
+/** `call_time_window 09:00-12:00, 14:00-20:00 Saturday, Sunday America/New_York`, from the canonical window. */
 export const windowLabel = (window: CallTimeWindow | undefined): string => {
   if (window === undefined) return "no call_time_window (any time)"
   const c = canonicalize(window)

@@ -201,6 +201,12 @@ describe("BatchWindow", () => {
     for (const doc of [null, 3, "x", [], { tasks: "x" }, { tasks: [] }, { tasks: [null] }, { call_time_window: 1 }]) {
       assert.isAbove(check(doc).length, 0, JSON.stringify(doc))
     }
+    // YAML aliases can make a cycle (`a: &x [*x]`)
+    const cycle: Array<unknown> = []
+    cycle.push(cycle)
+    assert.deepStrictEqual(check({ from_number: "+1", tasks: [cycle] }).map((f) => f.message), [
+      "tasks[0] must be an object with to_number (got [...])"
+    ])
   })
 
   it("detects create-batch-call bodies by content", () => {
