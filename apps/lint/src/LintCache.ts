@@ -23,6 +23,7 @@
  *   stored, so a cached run always reports the same bytes as an uncached one. Fix objects shared by
  *   several problems stay shared (the fixer applies each fix object once).
  */
+import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
 import { rules } from "@svc/domain/Deprecation/Schedule.ts"
 import { hash } from "node:crypto"
 import * as fs from "node:fs"
@@ -32,6 +33,8 @@ import { type FileFormat, type InputFile, relativeTo } from "./Discovery.ts"
 import type { LintConfig } from "./LintConfig.ts"
 import { type FileOutcome, type LintContext, lintInput, type LintRun, readInput } from "./Linter.ts"
 import type { Problem } from "./Problem.ts"
+import { HORIZON_DAYS, MAX_TASK_PROBLEMS } from "./rules/BatchWindow.ts"
+import { MIN_BREAK_DAYS } from "./rules/LegalTimeline.ts"
 import { linterRules } from "./rules/LinterRules.ts"
 import * as SourcePatterns from "./rules/SourcePatterns.ts"
 import { DEPENDENCIES, VERSION } from "./Version.ts"
@@ -104,7 +107,10 @@ export const rulesHash = (): string =>
     code: codeIdentity(),
     schedule: rules,
     linterRules,
-    sourcePatterns: SourcePatterns
+    sourcePatterns: SourcePatterns,
+    // The batch legal-hours rules read the calling policy (its rows are data) over a fixed horizon. The zone
+    // tables are code under packages/domain/src, which codeIdentity() already hashes.
+    batchWindow: { policy: defaultPolicy, horizonDays: HORIZON_DAYS, minBreakDays: MIN_BREAK_DAYS, MAX_TASK_PROBLEMS }
   }))
 
 const relativeOrUndefined = (cwd: string, path: string | undefined) => path === undefined ? null : relativeTo(cwd, path)

@@ -14,7 +14,7 @@
  *   model-retirements: off
  * overrides:                   # later entries win over earlier ones and over `rules`
  *   - files: ["legacy/**"]
- *     kind: agent              # force the config kind instead of detecting it
+ *     kind: agent              # force the config kind instead of detecting it (or batch-call)
  *     rules: { agent-language-multi: warning }
  * suppressions: svc-lint.suppressions.yaml
  * baseline: svc-lint.baseline.json
@@ -30,7 +30,16 @@ import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { compileAll } from "./Glob.ts"
 import { isLevel, isSetting, type Level, type Setting } from "./Level.ts"
+import { BATCH_CALL_KIND } from "./rules/BatchWindow.ts"
 import { isLinterRuleId } from "./rules/LinterRules.ts"
+
+/**
+ * What a document is read as: a config kind of the deprecation engine, or a create-batch-call body (checked by the
+ * legal-hours rules, BatchWindow.ts).
+ */
+export type DocumentKind = ConfigKind | typeof BATCH_CALL_KIND
+
+const documentKinds: ReadonlyArray<DocumentKind> = [...configKinds, BATCH_CALL_KIND]
 
 /** A config file that cannot be used. */
 export class ConfigError extends Error {}
@@ -40,7 +49,7 @@ export interface Override {
   /** The globs as written, relative to the config file's folder (the cache key hashes them). */
   readonly files: ReadonlyArray<string>
   readonly matches: (relativeToConfig: string) => boolean
-  readonly kind: ConfigKind | undefined
+  readonly kind: DocumentKind | undefined
   readonly rules: ReadonlyMap<string, Setting>
 }
 
@@ -202,13 +211,13 @@ export const decode = (file: string, u: unknown): LintConfig => {
         if (!["files", "kind", "rules"].includes(key)) throw new ConfigError(`${where}: unknown key "${key}"`)
       }
       const files = stringList(`${where}.files`, entry.files)
-      if (entry.kind !== undefined && !configKinds.includes(entry.kind as ConfigKind)) {
-        throw new ConfigError(`${where}.kind: expected one of ${configKinds.join(", ")}`)
+      if (entry.kind !== undefined && !documentKinds.includes(entry.kind as DocumentKind)) {
+        throw new ConfigError(`${where}.kind: expected one of ${documentKinds.join(", ")}`)
       }
       return {
         files,
         matches: compileAll(files),
-        kind: entry.kind as ConfigKind | undefined,
+        kind: entry.kind as DocumentKind | undefined,
         rules: entry.rules === undefined ? new Map() : ruleSettings(`${where}.rules`, entry.rules)
       }
     }),
@@ -228,7 +237,7 @@ export const load = async (cwd: string, explicit: string | undefined): Promise<L
 /** The settings and kind that apply to one file. */
 export interface FileSettings {
   readonly setting: (ruleId: string) => Setting | undefined
-  readonly kind: ConfigKind | undefined
+  readonly kind: DocumentKind | undefined
 }
 
 const NO_OVERRIDES: FileSettings = { setting: () => undefined, kind: undefined }
@@ -241,7 +250,7 @@ export const settingsFor = (config: LintConfig, path: string): FileSettings => {
   const relative = nodePath.relative(config.dir, path).split(nodePath.sep).join("/")
   const matching = config.overrides.filter((o) => o.matches(relative))
   if (matching.length === 0) return { setting: (id) => config.rules.get(id), kind: undefined }
-  let kind: ConfigKind | undefined
+  let kind: DocumentKind | undefined
   for (const o of matching) kind = o.kind ?? kind
   return {
     kind,

@@ -28,6 +28,7 @@ import { ofStatus, type Setting } from "./Level.ts"
 import { lineStarts, position } from "./LineIndex.ts"
 import { type FileSettings, type LintConfig, settingsFor } from "./LintConfig.ts"
 import { fingerprint, formatJsonPath, type Problem } from "./Problem.ts"
+import { BATCH_CALL_KIND, checkBatchCall, isBatchCallBody } from "./rules/BatchWindow.ts"
 import { getLinterRule, type LinterRuleId } from "./rules/LinterRules.ts"
 import { webClientPackages } from "./rules/SourcePatterns.ts"
 import { type Integrations, scan, webClientDependencies } from "./SourceScan.ts"
@@ -172,6 +173,30 @@ const toFindingsLocated = (
   return out
 }
 
+/** Findings of a create-batch-call body (issue 15 item 5: legal hours at the called parties). */
+const checkBatchDocument = (
+  ctx: LintContext,
+  settings: FileSettings,
+  file: InputFile,
+  doc: unknown,
+  docIndex: number
+): Array<Omit<Located, "start" | "end"> & { readonly path: JsonPath }> => {
+  const out: Array<Omit<Located, "start" | "end"> & { readonly path: JsonPath }> = []
+  for (const f of checkBatchCall(doc, ctx.at)) {
+    const level = linterLevel(settings, f.ruleId)
+    if (level === undefined) continue
+    out.push({
+      ruleId: f.ruleId,
+      level,
+      message: f.message,
+      ...(f.date === undefined ? {} : { date: f.date }),
+      path: f.path,
+      fingerprint: fingerprint(f.ruleId, file.relative, docIndex, f.key)
+    })
+  }
+  return out
+}
+
 /** Findings of one parsed config document (before positions). */
 const checkDocument = (
   ctx: LintContext,
@@ -180,7 +205,11 @@ const checkDocument = (
   doc: unknown,
   docIndex: number
 ): Array<Omit<Located, "start" | "end"> & { readonly path: JsonPath }> => {
-  const kind = settings.kind ?? detectKind(doc)
+  const forced = settings.kind
+  if (forced === BATCH_CALL_KIND || (forced === undefined && isBatchCallBody(doc))) {
+    return checkBatchDocument(ctx, settings, file, doc, docIndex)
+  }
+  const kind = forced ?? detectKind(doc)
   if (kind !== undefined) {
     const findings = checkConfig(kind, doc, ctx.at)
     return findings.length === 0 ? [] : toFindingsLocated(ctx, settings, file, findings, docIndex, kind)

@@ -19,7 +19,10 @@ export interface Problem {
   readonly message: string
   /** The schedule status at the as-of date (schedule rules only). */
   readonly status?: Status
-  /** The milestone date that sets the status (the next one when upcoming). */
+  /**
+   * The milestone date that sets the status (the next one when upcoming); for `batch-window-seasonal`, the first
+   * UTC date on which the batch's tasks cannot be dialled.
+   */
   readonly date?: string
   readonly replacement?: string
   /** JSON path of the offending key or value (config documents only), e.g. `$.nodes[2].tools`. */

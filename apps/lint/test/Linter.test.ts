@@ -141,7 +141,7 @@ describe("LintConfig", () => {
     )
     assert.strictEqual(
       bad({ overrides: [{ files: ["a/**"], kind: "bot" }] }),
-      "svc-lint.config.yaml: overrides[0].kind: expected one of agent, llm, conversation-flow, flow-component, phone-number, tool"
+      "svc-lint.config.yaml: overrides[0].kind: expected one of agent, llm, conversation-flow, flow-component, phone-number, tool, batch-call"
     )
     assert.strictEqual(
       bad({ upcomingDays: -1 }),

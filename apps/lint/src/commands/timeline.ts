@@ -1,7 +1,9 @@
 /**
  * `svc-lint timeline [paths...]`: for the given inputs, what breaks on which future date. Every
  * schedule finding in the inputs is grouped by the rule's milestones after the as-of date (a
- * deprecation that becomes a removal appears on both dates), with counts and files.
+ * deprecation that becomes a removal appears on both dates), with counts and files. A batch call
+ * window that stops being legal after the as-of date (`batch-window-seasonal`, issue 15 item 5)
+ * appears on that date as "not legal".
  */
 import { classify, type RuleId } from "@svc/domain/Deprecation/Rule.ts"
 import { getRule, isRuleId } from "@svc/domain/Deprecation/Schedule.ts"
@@ -14,8 +16,8 @@ import { prepare } from "./check.ts"
 
 interface Step {
   readonly date: string
-  readonly ruleId: RuleId
-  readonly status: "deprecated" | "removed"
+  readonly ruleId: RuleId | "batch-window-seasonal"
+  readonly status: "deprecated" | "removed" | "not legal"
   readonly note: string
   findings: number
   readonly files: Array<string>
@@ -49,6 +51,23 @@ export const timeline = Command.make(
     )
     const steps = new Map<string, Step>()
     for (const p of run.problems) {
+      if (p.ruleId === "batch-window-seasonal" && p.date !== undefined && p.date > setup.asOf.date) {
+        const key = `${p.date}\u0000${p.ruleId}\u0000not legal`
+        let step = steps.get(key)
+        if (step === undefined) {
+          step = {
+            date: p.date,
+            ruleId: p.ruleId,
+            status: "not legal",
+            note: "a batch call window stops being legal for some of its tasks",
+            findings: 0,
+            files: []
+          }
+          steps.set(key, step)
+        }
+        step.findings++
+        if (!step.files.includes(p.file)) step.files.push(p.file)
+      }
       if (!isRuleId(p.ruleId)) continue
       const rule = getRule(p.ruleId)
       for (const m of rule.milestones) {

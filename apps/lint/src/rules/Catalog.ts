@@ -61,7 +61,7 @@ export const catalog: ReadonlyArray<RuleDoc> = [
     source: "linter",
     schedule: undefined,
     levelAt: () => rule.level,
-    checks: []
+    checks: rule.checks ?? []
   }))
 ]
 

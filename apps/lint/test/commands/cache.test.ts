@@ -99,4 +99,50 @@ describe("svc-lint --cache", () => {
     assert.strictEqual(after.stdout, runBin(twin, args).stdout)
     assert.notInclude(after.stdout, "cold-transfer-mode")
   }, 120_000)
+
+  it(
+    "gives the same batch legal-hours findings with and without the cache, and re-reads them on a new as-of date",
+    () => {
+      // 09:00-10:00 Eastern: never legal in Honolulu, legal in Regina only outside US DST (issue 15 item 5). The
+      // seasonal finding's text depends on the as-of date, so the date must be part of the run key.
+      const batch = (start: number, end: number) =>
+        [
+          "from_number: \"+14155550123\"",
+          `call_time_window: { timezone: America/New_York, windows: [{ start: ${start}, end: ${end} }] }`,
+          "tasks:",
+          "  - to_number: \"+18085550100\"",
+          "  - to_number: \"+13065550100\"",
+          "  - to_number: \"+13125550100\"",
+          ""
+        ].join("\n")
+      const dir = project({
+        "batches/a.yaml": batch(540, 600),
+        "batches/b.json": "{\"from_number\": \"+1\", \"tasks\": []}\n"
+      })
+      const plainOut = tempDir()
+      const cachedOut = tempDir()
+      const check = (label: string, asOf: string) => {
+        const args = formats(plainOut)
+        args[1] = asOf
+        const plain = runBin(dir, args)
+        const cachedArgs = [...formats(cachedOut), "--cache"]
+        cachedArgs[1] = asOf
+        const cached = runBin(dir, cachedArgs)
+        assert.strictEqual(cached.status, plain.status, label)
+        assert.strictEqual(cached.stderr, "", label)
+        assert.deepStrictEqual(outputs(cachedOut, cached.stdout), outputs(plainOut, plain.stdout), label)
+        return plain.stdout
+      }
+      const winter = check("cold", "2026-12-01")
+      assert.include(winter, "batch-window-never-legal")
+      assert.include(winter, "legal until 2027-03-13")
+      assert.strictEqual(check("warm", "2026-12-01"), winter)
+      const summer = check("new as-of date", "2027-07-01")
+      assert.include(summer, "not legal from the as-of date 2027-07-01")
+      // 13:00-15:00 Eastern is legal all year in all three places (08:00 in Honolulu under DST is in its second hour)
+      fs.writeFileSync(path.join(dir, "batches", "a.yaml"), batch(780, 900))
+      assert.notInclude(check("after an edit", "2027-07-01"), "batch-window")
+    },
+    120_000
+  )
 })
