@@ -53,13 +53,13 @@ export interface BatchFinding {
 
 /**
  * `LegalGrouper` with a memo in front. For a `+1` number, `assign` depends only on `zonesFor(n)` and
- * `areaCodeStates(n)` (`constraintOf`: the zones, and the rules of the area-code states), and both return shared
+ * `areaCodeStates(n)` (`candidatesOf`: the zones, and the area-code states as jurisdictions), and both return shared
  * frozen arrays, so their identities key the memo: one `assign` (and one `rulesFor`) per distinct pair instead of
  * per task, with the groups numbered exactly as create-batch-call numbers them. Other numbers go straight through.
  * The test compares it with a plain `LegalGrouper` over random numbers.
  */
 export class TaskGrouper {
-  private readonly grouper = new LegalGrouper(defaultPolicy)
+  private readonly grouper = new LegalGrouper()
   private readonly memo = new Map<ZoneSet, Map<ReadonlyArray<string>, number | null>>()
 
   assign(toNumber: string): number | null {
