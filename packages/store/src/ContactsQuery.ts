@@ -300,6 +300,13 @@ export type PageStart =
  * @category constructors
  */
 export const pageStatement = (orgId: string, request: ListContactsRequest, start: PageStart): SqlText => {
+  const { filtered, p, page } = pageOf(orgId, request, start)
+  const total = filtered ? "" : ", (SELECT contacts FROM contact_counts WHERE org_id = $1) AS total"
+  return { text: `SELECT ${contactColumns}${total} FROM contacts WHERE ${page}`, params: p.values, custom: filtered }
+}
+
+/** The parts every page statement shares: `WHERE` (org, filters, search, keyset seek), order, limit and offset. */
+const pageOf = (orgId: string, request: ListContactsRequest, start: PageStart) => {
   const filtered = isFiltered(request)
   const { p, where } = whereOf(orgId, request)
   const direction = request.sort_order === "asc" ? "ASC" : "DESC"
@@ -308,12 +315,97 @@ export const pageStatement = (orgId: string, request: ListContactsRequest, start
     const operator = request.sort_order === "asc" ? ">" : "<"
     seek = ` AND (${ORDER_KEY}, contact_id) ${operator} (${p.add(start.sortValue)}::bigint, ${p.add(start.contactId)})`
   }
-  const total = filtered ? "" : ", (SELECT contacts FROM contact_counts WHERE org_id = $1) AS total"
   const limit = p.add(request.limit + 1)
   const offset = start._tag === "Offset" && start.offset > 0 ? ` OFFSET ${p.add(start.offset)}` : ""
   return {
-    text: `SELECT ${contactColumns}${total} FROM contacts WHERE ${where}${seek} ` +
-      `ORDER BY ${ORDER_KEY} ${direction}, contact_id ${direction} LIMIT ${limit}${offset}`,
+    filtered,
+    p,
+    direction,
+    page: `${where}${seek} ORDER BY ${ORDER_KEY} ${direction}, contact_id ${direction} LIMIT ${limit}${offset}`
+  }
+}
+
+/**
+ * A mark that JSON text never holds: {@link contactJson} writes it where PostgreSQL cannot spell a value exactly
+ * as the API's schema encodes it, and the caller then encodes that page in Node instead.
+ *
+ * @category encoding
+ */
+export const INEXACT = "\u0001"
+
+// A string as JSON: to_json escapes `"`, `\`, \b \f \n \r \t and other C0 controls as \u00xx in lower-case hex,
+// exactly as JSON.stringify does (text cannot hold U+0000 or lone surrogates, the only other differences).
+const jsonString = (expression: string) => `to_json(${expression})::text`
+
+// A number of a custom field as JSON.stringify writes it, or the mark. jsonb keeps a number as numeric, whose text
+// is always plain decimal, as written (1.50, 1e2 as 100); JSON.stringify writes the shortest text that reads back
+// as the same double. They agree exactly when the text equals float8's shortest round-trip text (extra_float_digits
+// >= 1, the default): float8 writes plain decimals for exponents -4..14, where JSON.stringify does too, and an
+// exponent form never equals numeric's plain text. Up to 40 characters the cast to float8 cannot overflow.
+const customNumber = (value: string) =>
+  `CASE WHEN length(${value}::text) <= 40 THEN ` +
+  `CASE WHEN (${value}::text)::float8::text = ${value}::text THEN ${value}::text ELSE chr(1) END ` +
+  `ELSE chr(1) END`
+
+// custom_fields as the schema encodes them: the keys in jsonb's order, which is the order JSON.parse gives them,
+// except that JavaScript puts integer-like keys first (those, '__proto__' and values the schema does not accept,
+// null or nested, are the mark).
+const customFieldsJson = (column: string) =>
+  `CASE WHEN ${column} = '{}'::jsonb THEN '{}' ELSE (SELECT '{' || string_agg(` +
+  `CASE WHEN f.key ~ '^[0-9]+$' OR f.key = '__proto__' THEN chr(1) ` +
+  `WHEN jsonb_typeof(f.value) IN ('string', 'boolean') THEN ${jsonString("f.key")} || ':' || f.value::text ` +
+  `WHEN jsonb_typeof(f.value) = 'number' THEN ${jsonString("f.key")} || ':' || (${customNumber("f.value")}) ` +
+  `ELSE chr(1) END, ',' ORDER BY f.ord) || '}' ` +
+  `FROM jsonb_each(${column}) WITH ORDINALITY AS f(key, value, ord)) END`
+
+const optionalField = (name: string, json: string) =>
+  `CASE WHEN ${name} IS NULL THEN '' ELSE ',"${name}":' || ${json} END`
+
+/**
+ * A contact row as the JSON text of its schema encoding (`Contact`): its fields in the model's order, the optional
+ * ones only when set, numbers as JSON.stringify writes them. A value PostgreSQL cannot spell exactly so is the
+ * {@link INEXACT} mark instead.
+ *
+ * @category encoding
+ */
+export const contactJson = "'{\"contact_id\":' || " + jsonString("contact_id") +
+  " || ',\"org_id\":' || " + jsonString("org_id") +
+  " || ',\"phone_number\":' || " + jsonString("phone_number") +
+  " || ',\"created_timestamp\":' || created_timestamp" +
+  ` || ${optionalField("first_name", jsonString("first_name"))}` +
+  ` || ${optionalField("last_name", jsonString("last_name"))}` +
+  " || ',\"do_not_call\":' || do_not_call::text" +
+  ` || ${optionalField("external_id", jsonString("external_id"))}` +
+  // a NULL element or a second dimension is not a list of strings
+  ` || ',"contact_tags":' || CASE WHEN array_ndims(contact_tags) > 1 OR array_position(contact_tags, NULL) ` +
+  `IS NOT NULL THEN chr(1) ELSE array_to_json(contact_tags)::text END` +
+  ` || ',"custom_fields":' || ${customFieldsJson("custom_fields")}` +
+  " || ',\"conversation_count\":' || conversation_count" +
+  ` || ${optionalField("last_conversation_timestamp", "last_conversation_timestamp::text")}` +
+  " || ',\"user_modified_timestamp\":' || user_modified_timestamp || '}'"
+
+/**
+ * The page statement with the page as JSON text built by PostgreSQL (issue 17, item 1; decision 0640): one row,
+ * whatever the page's size, with
+ * - `rows`: how many rows the page statement found (up to `limit + 1`: more than `limit` means `has_more`),
+ * - `items`: the first `limit` contacts as {@link contactJson}, comma-separated, in the list order (NULL: none),
+ * - `last_sort`, `last_id`: the list position of the `limit`-th contact (the next page's key), when there is one,
+ * - `total`, for an unfiltered request: the maintained org count (0 for an org without one), in the same snapshot.
+ *
+ * @category constructors
+ */
+export const pageJsonStatement = (orgId: string, request: ListContactsRequest, start: PageStart): SqlText => {
+  const { direction, filtered, p, page } = pageOf(orgId, request, start)
+  const limit = p.add(request.limit)
+  const total = filtered ? "" : ", coalesce((SELECT contacts FROM contact_counts WHERE org_id = $1), 0) AS total"
+  // The window numbers the page's rows in its own order after LIMIT/OFFSET, so the JSON is built only for the
+  // rows of the page (FILTER skips the arguments of the others), never for skipped ones.
+  return {
+    text: `SELECT count(*)::int AS rows, string_agg(${contactJson}, ',' ORDER BY ord) FILTER (WHERE ord <= ${limit}) ` +
+      `AS items, min(sort_key) FILTER (WHERE ord = ${limit}) AS last_sort, ` +
+      `min(contact_id) FILTER (WHERE ord = ${limit}) AS last_id${total} FROM (` +
+      `SELECT *, row_number() OVER (ORDER BY sort_key ${direction}, contact_id ${direction}) AS ord FROM (` +
+      `SELECT ${contactColumns}, ${ORDER_KEY} AS sort_key FROM contacts WHERE ${page}) AS page) AS page`,
     params: p.values,
     custom: filtered
   }
