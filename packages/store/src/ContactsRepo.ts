@@ -337,10 +337,10 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
           })
           : [yield* page, undefined]
         const row = rows[0]!
-        const items = row.items ?? ""
-        // A value PostgreSQL could not spell as the schema encodes it (decision 0640): this page goes the
-        // schema's way.
-        if (items.includes(ContactsQuery.INEXACT)) return JSON.stringify(encodeResponse(yield* list(orgId, request)))
+        const items = ContactsQuery.finishItems(row.items ?? "")
+        // A value the schema refuses or PostgreSQL cannot spell as it encodes it (decision 0640): this page goes
+        // the schema's way.
+        if (items === undefined) return JSON.stringify(encodeResponse(yield* list(orgId, request)))
         const has_more = row.rows > request.limit
         const total = filtered ? carriedTotal ?? totalOf(counted ?? []) : Number(row.total ?? 0)
         let key = ""
