@@ -14,9 +14,11 @@
  *   writes, and a filter value that can match nothing on reads, never a failed statement;
  * - filtered and search statements run unprepared, so each gets a plan for its own values (a generic
  *   plan makes searches 10-600x slower: postgres-floor.md); the unfiltered page stays prepared;
- * - timestamps come from the `Clock`, new ids are UUIDs in the version 7 layout.
+ * - timestamps come from the `Clock`, new ids are UUIDs in the version 7 layout;
+ * - `listJson` is `list`'s page as the bytes of its schema encoding, written by PostgreSQL (no row becomes an
+ *   object in Node); a page holding a value the schema refuses takes `list` and the schema.
  *
- * Decision record: docs/decisions/0301-contacts-storage.md
+ * Decision records: docs/decisions/0301-contacts-storage.md, 0640-list-contacts-json-from-postgres.md
  */
 import { Contact, type CustomFields } from "@svc/domain/models/Contact.ts"
 import { type CreateContactRequest, requestedTags, type UpdateContactRequest } from "@svc/domain/models/ContactInput.ts"
