@@ -4,6 +4,8 @@
 //
 //   npm run bench:http     (BENCH_CONTACTS=1000000 BENCH_OTHER=1000000 BENCH_SECONDS=10 by default)
 //   BENCH_PROFILE=dir: the svc server runs with --cpu-prof into dir (summarise with tools/bench/cpuProfileSummary.ts)
+//   BENCH_SVC_DIR=dir: run the svc server of another checkout (e.g. `git archive` of an older commit with this
+//   checkout's node_modules linked), to measure before and after against the same bare handler
 //   --rounds N (default 5): N rounds per connection count, svc and baseline alternating which goes first; the
 //   table gives medians and the ratio of each round (issue 17, item 5: never a single run or a mean)
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
@@ -41,9 +43,9 @@ const freePort = () =>
   })
 
 /** Spawns a server process and waits until `probe` answers (any HTTP status). */
-const startProcess = async (args: Array<string>, env: Record<string, string>, probe: string) => {
+const startProcess = async (args: Array<string>, env: Record<string, string>, probe: string, cwd = root) => {
   const child = spawn(process.execPath, args, {
-    cwd: root,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"]
   })
@@ -103,15 +105,20 @@ try {
   const svcPort = await freePort()
   const basePort = await freePort()
   children.push(
-    await startProcess([
-      ...(process.env["BENCH_PROFILE"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_PROFILE"]}`] : []),
-      "apps/server/src/main.ts"
-    ], {
-      DATABASE_URL: url,
-      PORT: String(svcPort),
-      LOG_LEVEL: "Warn",
-      SVC_RATE_LIMIT: "100000000"
-    }, `http://127.0.0.1:${svcPort}/healthz`)
+    await startProcess(
+      [
+        ...(process.env["BENCH_PROFILE"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_PROFILE"]}`] : []),
+        "apps/server/src/main.ts"
+      ],
+      {
+        DATABASE_URL: url,
+        PORT: String(svcPort),
+        LOG_LEVEL: "Warn",
+        SVC_RATE_LIMIT: "100000000"
+      },
+      `http://127.0.0.1:${svcPort}/healthz`,
+      process.env["BENCH_SVC_DIR"] ?? root
+    )
   )
   children.push(
     await startProcess(
