@@ -4,6 +4,10 @@
 //
 //   npm run bench:http     (BENCH_CONTACTS=1000000 BENCH_OTHER=1000000 BENCH_SECONDS=10 by default)
 //   BENCH_PROFILE=dir: the svc server runs with --cpu-prof into dir (summarise with tools/bench/cpuProfileSummary.ts)
+//   BENCH_SVC_DIR=dir: run the svc server of another checkout (e.g. `git archive` of an older commit with this
+//   checkout's node_modules linked), to measure before and after against the same bare handler
+//   --rounds N (default 5): N rounds per connection count, svc and baseline alternating which goes first; the
+//   table gives medians and the ratio of each round (issue 17, item 5: never a single run or a mean)
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as ContactSeed from "@svc/store/ContactSeed.ts"
 import * as Database from "@svc/store/Database.ts"
@@ -20,6 +24,15 @@ const root = path.resolve(import.meta.dirname, "..", "..")
 const CONTACTS = Number(process.env["BENCH_CONTACTS"] ?? 1_000_000)
 const OTHER = Number(process.env["BENCH_OTHER"] ?? 1_000_000)
 const SECONDS = Number(process.env["BENCH_SECONDS"] ?? 10)
+const roundsAt = process.argv.indexOf("--rounds")
+const ROUNDS = roundsAt === -1 ? 5 : Number(process.argv[roundsAt + 1])
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error("--rounds takes a whole number >= 1")
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -30,9 +43,9 @@ const freePort = () =>
   })
 
 /** Spawns a server process and waits until `probe` answers (any HTTP status). */
-const startProcess = async (args: Array<string>, env: Record<string, string>, probe: string) => {
+const startProcess = async (args: Array<string>, env: Record<string, string>, probe: string, cwd = root) => {
   const child = spawn(process.execPath, args, {
-    cwd: root,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"]
   })
@@ -92,15 +105,20 @@ try {
   const svcPort = await freePort()
   const basePort = await freePort()
   children.push(
-    await startProcess([
-      ...(process.env["BENCH_PROFILE"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_PROFILE"]}`] : []),
-      "apps/server/src/main.ts"
-    ], {
-      DATABASE_URL: url,
-      PORT: String(svcPort),
-      LOG_LEVEL: "Warn",
-      SVC_RATE_LIMIT: "100000000"
-    }, `http://127.0.0.1:${svcPort}/healthz`)
+    await startProcess(
+      [
+        ...(process.env["BENCH_PROFILE"] ? ["--cpu-prof", `--cpu-prof-dir=${process.env["BENCH_PROFILE"]}`] : []),
+        "apps/server/src/main.ts"
+      ],
+      {
+        DATABASE_URL: url,
+        PORT: String(svcPort),
+        LOG_LEVEL: "Warn",
+        SVC_RATE_LIMIT: "100000000"
+      },
+      `http://127.0.0.1:${svcPort}/healthz`,
+      process.env["BENCH_SVC_DIR"] ?? root
+    )
   )
   children.push(
     await startProcess(
@@ -114,11 +132,31 @@ try {
   // warm both (plans, pools, JIT)
   await load(svcUrl, key, 4)
   await load(baseUrl, undefined, 4)
-  const rows: Array<[string, autocannon.Result, autocannon.Result]> = []
+  interface Round {
+    readonly svc: autocannon.Result
+    readonly base: autocannon.Result
+  }
+  const rows: Array<[string, Array<Round>]> = []
   for (const connections of [16, 1]) {
-    const base = await load(baseUrl, undefined, connections)
-    const svc = await load(svcUrl, key, connections)
-    rows.push([`${connections} connection${connections > 1 ? "s" : ""}`, svc, base])
+    const rounds: Array<Round> = []
+    for (let round = 0; round < ROUNDS; round++) {
+      // alternate who goes first, so that neither side always runs on a machine the other just warmed or loaded
+      let svc: autocannon.Result
+      let base: autocannon.Result
+      if (round % 2 === 0) {
+        base = await load(baseUrl, undefined, connections)
+        svc = await load(svcUrl, key, connections)
+      } else {
+        svc = await load(svcUrl, key, connections)
+        base = await load(baseUrl, undefined, connections)
+      }
+      rounds.push({ svc, base })
+      say(
+        `${connections} connections, round ${round + 1}: svc ${svc.requests.average.toFixed(0)} req/s, ` +
+          `baseline ${base.requests.average.toFixed(0)} req/s`
+      )
+    }
+    rows.push([`${connections} connection${connections > 1 ? "s" : ""}`, rounds])
   }
   const check = await (await fetch(svcUrl, {
     method: "POST",
@@ -127,15 +165,21 @@ try {
   })).json() as { total: number; items: Array<unknown> }
   process.stdout.write(
     `list-contacts, limit 100, no filter, exact total (${check.total.toLocaleString()} contacts in the org, ` +
-      `${OTHER.toLocaleString()} in 100 others; seeded in ${seedSeconds.toFixed(0)} s); ${SECONDS} s per run; ` +
-      `load ${os.loadavg()[0]?.toFixed(1)}\n\n` +
-      "| clients | svc req/s | baseline req/s | svc / baseline | svc p50 ms | baseline p50 ms | svc p99 ms | errors (svc, baseline) |\n" +
-      "|---|---:|---:|---:|---:|---:|---:|---:|\n" +
-      rows.map(([name, svc, base]) =>
-        `| ${name} | ${svc.requests.average.toFixed(0)} | ${base.requests.average.toFixed(0)} | ` +
-        `${(svc.requests.average / base.requests.average).toFixed(2)} | ${svc.latency.p50} | ${base.latency.p50} | ` +
-        `${svc.latency.p99} | ${svc.non2xx + svc.errors}, ${base.non2xx + base.errors} |`
-      ).join("\n") + "\n"
+      `${OTHER.toLocaleString()} in 100 others; seeded in ${seedSeconds.toFixed(0)} s); ${ROUNDS} alternating ` +
+      `rounds of ${SECONDS} s per side; load ${os.loadavg()[0]?.toFixed(1)}; medians\n\n` +
+      "| clients | svc req/s | baseline req/s | svc / baseline (median of rounds) | per-round ratios | " +
+      "svc p50 ms | baseline p50 ms | svc p99 ms | baseline p99 ms | errors (svc, baseline) |\n" +
+      "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n" +
+      rows.map(([name, rounds]) => {
+        const ratios = rounds.map((r) => r.svc.requests.average / r.base.requests.average)
+        const of = (pick: (r: Round) => number) => median(rounds.map(pick))
+        return `| ${name} | ${of((r) => r.svc.requests.average).toFixed(0)} | ` +
+          `${of((r) => r.base.requests.average).toFixed(0)} | ${median(ratios).toFixed(2)} | ` +
+          `${ratios.map((r) => r.toFixed(2)).join(", ")} | ${of((r) => r.svc.latency.p50)} | ` +
+          `${of((r) => r.base.latency.p50)} | ${of((r) => r.svc.latency.p99)} | ${of((r) => r.base.latency.p99)} | ` +
+          `${rounds.reduce((n, r) => n + r.svc.non2xx + r.svc.errors, 0)}, ` +
+          `${rounds.reduce((n, r) => n + r.base.non2xx + r.base.errors, 0)} |`
+      }).join("\n") + "\n"
   )
   if (check.items.length !== 100) throw new Error("svc did not serve a full page")
 } finally {

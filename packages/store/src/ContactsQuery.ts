@@ -300,6 +300,13 @@ export type PageStart =
  * @category constructors
  */
 export const pageStatement = (orgId: string, request: ListContactsRequest, start: PageStart): SqlText => {
+  const { filtered, p, page } = pageOf(orgId, request, start)
+  const total = filtered ? "" : ", (SELECT contacts FROM contact_counts WHERE org_id = $1) AS total"
+  return { text: `SELECT ${contactColumns}${total} FROM contacts WHERE ${page}`, params: p.values, custom: filtered }
+}
+
+/** The parts every page statement shares: `WHERE` (org, filters, search, keyset seek), order, limit and offset. */
+const pageOf = (orgId: string, request: ListContactsRequest, start: PageStart) => {
   const filtered = isFiltered(request)
   const { p, where } = whereOf(orgId, request)
   const direction = request.sort_order === "asc" ? "ASC" : "DESC"
@@ -308,12 +315,187 @@ export const pageStatement = (orgId: string, request: ListContactsRequest, start
     const operator = request.sort_order === "asc" ? ">" : "<"
     seek = ` AND (${ORDER_KEY}, contact_id) ${operator} (${p.add(start.sortValue)}::bigint, ${p.add(start.contactId)})`
   }
-  const total = filtered ? "" : ", (SELECT contacts FROM contact_counts WHERE org_id = $1) AS total"
   const limit = p.add(request.limit + 1)
   const offset = start._tag === "Offset" && start.offset > 0 ? ` OFFSET ${p.add(start.offset)}` : ""
   return {
-    text: `SELECT ${contactColumns}${total} FROM contacts WHERE ${where}${seek} ` +
-      `ORDER BY ${ORDER_KEY} ${direction}, contact_id ${direction} LIMIT ${limit}${offset}`,
+    filtered,
+    p,
+    direction,
+    page: `${where}${seek} ORDER BY ${ORDER_KEY} ${direction}, contact_id ${direction} LIMIT ${limit}${offset}`
+  }
+}
+
+/**
+ * A mark that JSON text never holds raw (JSON escapes every control character): {@link contactJson} writes it where
+ * PostgreSQL cannot spell a value as the API's schema encodes it, and the caller then encodes that page in Node.
+ *
+ * @category encoding
+ */
+export const INEXACT = "\u0001"
+
+/**
+ * The delimiter {@link contactJson} puts on both sides of a contact's custom fields, which it leaves as jsonb
+ * writes them ({@link finishItems} rewrites them). Never raw in JSON text either.
+ *
+ * @category encoding
+ */
+export const CUSTOM_FIELDS = "\u0002"
+
+// A string as JSON: to_json escapes `"`, `\`, \b \f \n \r \t and other C0 controls as \u00xx in lower-case hex,
+// exactly as JSON.stringify does (text cannot hold U+0000 or lone surrogates, the only other differences).
+const jsonString = (expression: string) => `to_json(${expression})::text`
+
+const optionalField = (name: string, json: string) =>
+  `CASE WHEN ${name} IS NULL THEN '' ELSE ',"${name}":' || ${json} END`
+
+/**
+ * A contact row as the JSON text of its schema encoding (`Contact`): its fields in the model's order, the optional
+ * ones only when set, numbers as JSON.stringify writes them; the custom fields as jsonb writes them, between
+ * {@link CUSTOM_FIELDS} delimiters, for {@link finishItems}. A tag list that is not a list of strings is the
+ * {@link INEXACT} mark instead.
+ *
+ * @category encoding
+ */
+export const contactJson = "'{\"contact_id\":' || " + jsonString("contact_id") +
+  " || ',\"org_id\":' || " + jsonString("org_id") +
+  " || ',\"phone_number\":' || " + jsonString("phone_number") +
+  " || ',\"created_timestamp\":' || created_timestamp" +
+  ` || ${optionalField("first_name", jsonString("first_name"))}` +
+  ` || ${optionalField("last_name", jsonString("last_name"))}` +
+  " || ',\"do_not_call\":' || do_not_call::text" +
+  ` || ${optionalField("external_id", jsonString("external_id"))}` +
+  // a NULL element or a second dimension is not a list of strings
+  ` || ',"contact_tags":' || CASE WHEN array_ndims(contact_tags) > 1 OR array_position(contact_tags, NULL) ` +
+  `IS NOT NULL THEN chr(1) ELSE array_to_json(contact_tags)::text END` +
+  // jsonb writes `{"a": 1}` (spaces, keys by length, numbers as numeric): left to Node, between delimiters
+  ` || ',"custom_fields":' || CASE WHEN custom_fields = '{}'::jsonb THEN '{}' ` +
+  `ELSE chr(2) || custom_fields::text || chr(2) END` +
+  " || ',\"conversation_count\":' || conversation_count" +
+  ` || ${optionalField("last_conversation_timestamp", "last_conversation_timestamp::text")}` +
+  " || ',\"user_modified_timestamp\":' || user_modified_timestamp || '}'"
+
+const isCustomFieldValue = (value: unknown): boolean =>
+  typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))
+
+/**
+ * The items of {@link pageJsonStatement} as the JSON of their schema encoding: each contact's custom fields, which
+ * PostgreSQL left as jsonb text between {@link CUSTOM_FIELDS} delimiters, become the text `JSON.stringify` writes
+ * of the object `JSON.parse` reads from it, which is what the driver and the schema made of them (the same key
+ * order, integer-like keys first; numbers in JavaScript's spelling). `undefined` when a value is one the schema
+ * refuses or spells differently (a mark of {@link INEXACT}, a `null`, nested or non-finite value, a `__proto__`
+ * key): that page must take the schema's way.
+ *
+ * @category encoding
+ */
+export const finishItems = (items: string): string | undefined => {
+  if (items.includes(INEXACT)) return undefined
+  let at = items.indexOf(CUSTOM_FIELDS)
+  if (at === -1) return items
+  let out = ""
+  let from = 0
+  while (at !== -1) {
+    const end = items.indexOf(CUSTOM_FIELDS, at + 1)
+    const fields = customFieldsJson(items.slice(at + 1, end))
+    if (fields === undefined) return undefined
+    out += items.slice(from, at) + fields
+    from = end + 1
+    at = items.indexOf(CUSTOM_FIELDS, from)
+  }
+  return out + items.slice(from)
+}
+
+/** The JSON of one contact's custom fields from jsonb's text; `undefined` when the schema refuses them. */
+const customFieldsJson = (jsonb: string): string | undefined => {
+  const compact = compactCustomFields(jsonb)
+  if (compact !== undefined) return compact
+  // What the scan leaves: integer-like keys (JavaScript orders them first), numbers jsonb spells otherwise
+  // (1.50, 1e-7 as 0.0000001), values the schema refuses. The driver's way, then the schema's check.
+  const fields = JSON.parse(jsonb) as Record<string, unknown>
+  if (Object.hasOwn(fields, "__proto__")) return undefined
+  for (const key in fields) if (!isCustomFieldValue(fields[key])) return undefined
+  return JSON.stringify(fields)
+}
+
+const QUOTE = 34
+const BACKSLASH = 92
+
+/** The index of the quote that closes the JSON string opening at `start`. */
+const stringEnd = (text: string, start: number): number => {
+  let i = start + 1
+  for (;;) {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) return i
+    i += c === BACKSLASH ? 2 : 1
+  }
+}
+
+/**
+ * jsonb's text of a flat object (`{"a": "x", "b": 1.5, "c": true}`: `": "` and `", "` between the parts, strings
+ * escaped as JSON.stringify escapes them) without the spaces, when it is exactly what `JSON.stringify(JSON.parse(..))`
+ * writes: no integer-like or `__proto__` key, numbers in JavaScript's spelling, values strings, numbers or booleans.
+ * `undefined` otherwise. A scan without objects: this runs for every contact of a page.
+ */
+const compactCustomFields = (text: string): string | undefined => {
+  let out = "{"
+  let i = 1
+  for (;;) {
+    // a key
+    const keyEnd = stringEnd(text, i)
+    const key = text.slice(i, keyEnd + 1)
+    if (INTEGER_KEY.test(key) || key === "\"__proto__\"") return undefined
+    i = keyEnd + 3
+    // a value
+    const c = text.charCodeAt(i)
+    let valueEnd: number
+    if (c === QUOTE) {
+      valueEnd = stringEnd(text, i) + 1
+    } else if (c === 116 /* t */) {
+      valueEnd = i + 4
+    } else if (c === 102 /* f */) {
+      valueEnd = i + 5
+    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      valueEnd = i + 1
+      while (valueEnd < text.length && text.charCodeAt(valueEnd) !== 44 && text.charCodeAt(valueEnd) !== 125) {
+        valueEnd++
+      }
+      const number = text.slice(i, valueEnd)
+      if (String(Number(number)) !== number) return undefined
+    } else {
+      return undefined
+    }
+    out += key + ":" + text.slice(i, valueEnd)
+    // `, ` before the next key, or the closing brace
+    if (text.charCodeAt(valueEnd) === 125) return out + "}"
+    out += ","
+    i = valueEnd + 2
+  }
+}
+
+const INTEGER_KEY = /^"\d+"$/
+
+/**
+ * The page statement with the page as JSON text built by PostgreSQL (issue 17, item 1; decision 0640): one row,
+ * whatever the page's size, with
+ * - `rows`: how many rows the page statement found (up to `limit + 1`: more than `limit` means `has_more`),
+ * - `items`: the first `limit` contacts as {@link contactJson}, comma-separated, in the list order (NULL: none; to be
+ *   finished by {@link finishItems}),
+ * - `last_sort`, `last_id`: the list position of the `limit`-th contact (the next page's key), when there is one,
+ * - `total`, for an unfiltered request: the maintained org count (0 for an org without one), in the same snapshot.
+ *
+ * @category constructors
+ */
+export const pageJsonStatement = (orgId: string, request: ListContactsRequest, start: PageStart): SqlText => {
+  const { direction, filtered, p, page } = pageOf(orgId, request, start)
+  const limit = p.add(request.limit)
+  const total = filtered ? "" : ", coalesce((SELECT contacts FROM contact_counts WHERE org_id = $1), 0) AS total"
+  // The window numbers the page's rows in its own order after LIMIT/OFFSET, so the JSON is built only for the
+  // rows of the page (FILTER skips the arguments of the others), never for skipped ones.
+  return {
+    text: `SELECT count(*)::int AS rows, string_agg(${contactJson}, ',' ORDER BY ord) FILTER (WHERE ord <= ${limit}) ` +
+      `AS items, min(sort_key) FILTER (WHERE ord = ${limit}) AS last_sort, ` +
+      `min(contact_id) FILTER (WHERE ord = ${limit}) AS last_id${total} FROM (` +
+      `SELECT *, row_number() OVER (ORDER BY sort_key ${direction}, contact_id ${direction}) AS ord FROM (` +
+      `SELECT ${contactColumns}, ${ORDER_KEY} AS sort_key FROM contacts WHERE ${page}) AS page) AS page`,
     params: p.values,
     custom: filtered
   }

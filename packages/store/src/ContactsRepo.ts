@@ -14,9 +14,11 @@
  *   writes, and a filter value that can match nothing on reads, never a failed statement;
  * - filtered and search statements run unprepared, so each gets a plan for its own values (a generic
  *   plan makes searches 10-600x slower: postgres-floor.md); the unfiltered page stays prepared;
- * - timestamps come from the `Clock`, new ids are UUIDs in the version 7 layout.
+ * - timestamps come from the `Clock`, new ids are UUIDs in the version 7 layout;
+ * - `listJson` is `list`'s page as the bytes of its schema encoding, written by PostgreSQL (no row becomes an
+ *   object in Node); a page holding a value the schema refuses takes `list` and the schema.
  *
- * Decision record: docs/decisions/0301-contacts-storage.md
+ * Decision records: docs/decisions/0301-contacts-storage.md, 0640-list-contacts-json-from-postgres.md
  */
 import { Contact, type CustomFields } from "@svc/domain/models/Contact.ts"
 import { type CreateContactRequest, requestedTags, type UpdateContactRequest } from "@svc/domain/models/ContactInput.ts"
@@ -76,6 +78,15 @@ interface ContactRow {
   readonly last_conversation_timestamp: bigint | number | null
   readonly user_modified_timestamp: bigint | number
   readonly total?: bigint | number | null
+}
+
+/** The one row of {@link ContactsQuery.pageJsonStatement}. */
+interface PageJsonRow {
+  readonly rows: number
+  readonly items: string | null
+  readonly last_sort: bigint | number | string | null
+  readonly last_id: string | null
+  readonly total?: bigint | number | string | null
 }
 
 /**
@@ -204,6 +215,11 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
     ListContactsResponse,
     InvalidPaginationKey
   >
+  /**
+   * The same page as {@link list}, as the JSON text of its schema encoding (`ListContactsResponse`), byte for
+   * byte: built by PostgreSQL, so no row is parsed into objects and nothing is encoded in Node (decision 0640).
+   */
+  readonly listJson: (orgId: string, request: ListContactsRequest) => Effect.Effect<string, InvalidPaginationKey>
   readonly create: (
     orgId: string,
     request: CreateContactRequest
@@ -242,22 +258,37 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
           Effect.withSpan("ContactsRepo.count")
         )
 
+      /** Where the request's page starts, and the total its key carries. */
+      const startOf = (orgId: string, request: ListContactsRequest) =>
+        Effect.suspend(() => {
+          const context: Pagination.CursorContext = { orgId, queryFingerprint: ContactsQuery.fingerprint(request) }
+          if (request.pagination_key !== undefined) {
+            const decoded = cursors.decode(request.pagination_key, context)
+            if (Result.isFailure(decoded)) {
+              return Effect.fail(new InvalidPaginationKey({ message: decoded.failure.message }))
+            }
+            const position = decoded.success
+            const id = decodeKeyId(position.id)
+            if (typeof position.sortValue !== "number" || id === undefined) return Effect.fail(malformedKey)
+            return Effect.succeed({
+              context,
+              start: {
+                _tag: "After",
+                sortValue: position.sortValue,
+                contactId: id.contactId
+              } as ContactsQuery.PageStart,
+              carriedTotal: id.total
+            })
+          }
+          const start: ContactsQuery.PageStart = request.skip !== undefined && request.skip > 0
+            ? { _tag: "Offset", offset: request.skip }
+            : { _tag: "First" }
+          return Effect.succeed({ context, start, carriedTotal: undefined as number | undefined })
+        })
+
       const list = Effect.fn("ContactsRepo.list")(function*(orgId: string, request: ListContactsRequest) {
         const filtered = ContactsQuery.isFiltered(request)
-        const context: Pagination.CursorContext = { orgId, queryFingerprint: ContactsQuery.fingerprint(request) }
-        let start: ContactsQuery.PageStart = { _tag: "First" }
-        let carriedTotal: number | undefined
-        if (request.pagination_key !== undefined) {
-          const decoded = cursors.decode(request.pagination_key, context)
-          if (Result.isFailure(decoded)) return yield* new InvalidPaginationKey({ message: decoded.failure.message })
-          const position = decoded.success
-          const id = decodeKeyId(position.id)
-          if (typeof position.sortValue !== "number" || id === undefined) return yield* malformedKey
-          start = { _tag: "After", sortValue: position.sortValue, contactId: id.contactId }
-          carriedTotal = id.total
-        } else if (request.skip !== undefined && request.skip > 0) {
-          start = { _tag: "Offset", offset: request.skip }
-        }
+        const { carriedTotal, context, start } = yield* startOf(orgId, request)
 
         const page = run<ContactRow>(ContactsQuery.pageStatement(orgId, request, start))
         // A filtered listing counts its matches with its first page (or a skip page), on a second
@@ -293,6 +324,38 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
             : {}),
           total
         }, { disableChecks: true })
+      })
+
+      const encodeResponse = Schema.encodeSync(ListContactsResponse)
+
+      const listJson = Effect.fn("ContactsRepo.listJson")(function*(orgId: string, request: ListContactsRequest) {
+        const filtered = ContactsQuery.isFiltered(request)
+        const { carriedTotal, context, start } = yield* startOf(orgId, request)
+        const page = run<PageJsonRow>(ContactsQuery.pageJsonStatement(orgId, request, start))
+        // As in list: a filtered first page counts its matches beside the page, on a second connection.
+        const [rows, counted] = filtered && carriedTotal === undefined
+          ? yield* Effect.all([page, run<{ total: bigint }>(ContactsQuery.countStatement(orgId, request))], {
+            concurrency: 2
+          })
+          : [yield* page, undefined]
+        const row = rows[0]!
+        const items = ContactsQuery.finishItems(row.items ?? "")
+        // A value the schema refuses or PostgreSQL cannot spell as it encodes it (decision 0640): this page goes
+        // the schema's way.
+        if (items === undefined) return JSON.stringify(encodeResponse(yield* list(orgId, request)))
+        const has_more = row.rows > request.limit
+        const total = filtered ? carriedTotal ?? totalOf(counted ?? []) : Number(row.total ?? 0)
+        let key = ""
+        if (has_more && row.last_id !== null) {
+          key = `,"pagination_key":"${
+            cursors.encode(
+              { sortValue: Number(row.last_sort), id: encodeKeyId(row.last_id, filtered ? total : undefined) },
+              context
+            )
+          }"`
+        }
+        // base64url keys need no escaping; the rest is numbers and the items' JSON
+        return `{"has_more":${has_more},"items":[${items}]${key},"total":${total}}`
       })
 
       const one = (rows: ReadonlyArray<ContactRow>, contactId: string) =>
@@ -385,7 +448,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
         }
       })
 
-      return ContactsRepo.of({ list, create, get, getByPhone, update, delete: remove, count })
+      return ContactsRepo.of({ list, listJson, create, get, getByPhone, update, delete: remove, count })
     })
   )
 }
