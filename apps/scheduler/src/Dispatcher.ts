@@ -192,6 +192,10 @@ export class Dispatcher extends Context.Service<Dispatcher, {
       const idle = yield* Latch.make(true)
       // up to RECORDERS record statements run at once, each on its own connection, while the loop claims more
       const recording = yield* Semaphore.make(RECORDERS)
+      // set by shutdown: the recorder stops taking permits, so that flush (which needs all of them) gets them. During
+      // an outage the recorder took each permit back as soon as a failed record released it, and a shutdown with
+      // results in memory waited for the database to return (a worker that did not stop on SIGTERM, seen in CI)
+      let stopping = false
       const records = yield* FiberSet.make<void, never>()
       const wakeups = yield* Queue.sliding<void>(1)
       const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
@@ -531,6 +535,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         // them run first, so the claim's results go in one statement (taken at once, the first made a record
         // statement of one task, and a completion check, for every claim)
         yield* Effect.yieldNow
+        if (stopping) return yield* Effect.never
         yield* recording.take(1)
         const batch = yield* takeResults
         if (batch.length === 0) return yield* recording.release(1)
@@ -601,6 +606,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
       }).pipe(Effect.forever)
 
       const shutdown = Effect.gen(function*() {
+        stopping = true
         const grace = settings.shutdownGraceMs > 0
           ? yield* FiberSet.awaitEmpty(dials).pipe(
             Effect.timeoutOption(settings.shutdownGraceMs),

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type CallEnded, Dialer, DialRejected } from "@svc/domain/ports/Dialer.ts"
+import { CallsRepo } from "@svc/store/CallsRepo.ts"
 import { DispatchRepo, IDLE_RECHECK_MS } from "@svc/store/DispatchRepo.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
 import { Effect, Exit, Fiber, Layer, Logger, Option, References, Scope } from "effect"
@@ -597,6 +598,53 @@ describe("Dispatcher", () => {
       assert.isTrue(renewed, "the heartbeat renewed the leases after its failures")
     }).pipe(
       Effect.provide(SimulatedDialer.layerMemory(dialerSettings({ latencyMs: 10 * MINUTE }))),
+      isolated
+    ))
+
+  it.live("stops on shutdown while its finished calls cannot be recorded; the calls are left to reconciliation", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.UTC(2026, 4, 4, 15, 0))
+      const orgId = yield* seedOrg()
+      const batch = yield* createBatch(orgId, { count: 6 })
+      // the real repository, with every record failing as it does when the connection is gone
+      const real = yield* CallsRepo
+      const lost = new SqlError.SqlError({
+        reason: new SqlError.ConnectionError({ cause: new Error("Connection closed"), message: "connection lost" })
+      })
+      let attempts = 0
+      const failing = CallsRepo.of({
+        ...real,
+        recordFinished: () => Effect.suspend(() => (attempts++, Effect.die(lost)))
+      })
+      const scope = yield* Scope.make()
+      const worker = yield* Dispatcher.make(SchedulerConfig.defaults({ shutdownGraceMs: 0 })).pipe(
+        Effect.provideService(CallsRepo, failing),
+        Scope.provide(scope)
+      )
+      const running = yield* Effect.forkChild(worker.run)
+      // the calls end at once; their records fail, go back to memory and are tried again a second later
+      while (attempts < 2) {
+        yield* TestClock.adjust(1_000)
+        yield* TestClock.withLive(Effect.sleep(5))
+      }
+      // Shut down while the recorders keep failing. Before the fix the recorder took each permit back as soon as a
+      // failed record released it, so the final flush (which needs all of them) never ran and the worker did not
+      // stop until the database came back (a worker that ignored SIGTERM, seen in CI)
+      const stopped = yield* Effect.forkChild(Effect.gen(function*() {
+        yield* Fiber.interrupt(running)
+        yield* Scope.close(scope, Exit.void)
+      }))
+      for (let i = 0; i < 20 && stopped.pollUnsafe() === undefined; i++) {
+        yield* TestClock.adjust(1_000)
+        yield* TestClock.withLive(Effect.sleep(5))
+      }
+      assert.isDefined(stopped.pollUnsafe(), "the worker stopped while the database was away")
+      // nothing was recorded; the shutdown's own statements (which still work here) hand the calls to reconciliation
+      assert.deepStrictEqual(yield* stateCounts(batch), { unknown: 6 })
+    }).pipe(
+      Effect.provide(
+        SimulatedDialer.layerMemory(dialerSettings({ outcomes: { answered: 1, busy: 0, no_answer: 0, failed: 0 } }))
+      ),
       isolated
     ))
 
