@@ -92,6 +92,10 @@ export interface ClaimedTask {
  * @category models
  */
 export interface BatchLegality {
+  /**
+   * `legal` and `blocked` together are every legal group of the batch (the claim reads "no group blocked" as "every
+   * pending task may be dialled").
+   */
   readonly legal: ReadonlyArray<number>
   readonly blocked: ReadonlyArray<{ readonly group: number; readonly opensAt: number }>
   /**
@@ -265,11 +269,21 @@ const nothingClaimed = (busy: boolean): ClaimResult => ({
 })
 
 /**
- * `scheduler_claim`'s `p_groups` for a batch: NULL (nothing constrained) without a legality map, else the batch's
- * legal groups (none when the map does not have it: only its unconstrained tasks).
+ * `scheduler_claim`'s `p_groups` for a batch: NULL (every pending task) without a legality map or when none of the
+ * batch's groups is blocked, else the batch's legal groups (none when the map does not have it: only its
+ * unconstrained tasks).
+ *
+ * NULL when nothing is blocked is the common case by day, and the cheaper claim: one walk of the batch's pending
+ * index, where the per-group path walks the pending-by-group index once per group, then looks each candidate up
+ * again to lock it. The scheduler bench measured the per-group path at +15 µs a task (137 against 120-ish µs, 1.14x)
+ * on batches with no legal group at all (docs/benchmarks.md, "Recipient zones and legal hours").
  */
-const groupsParam = (legal: ReadonlyMap<string, BatchLegality> | undefined, batchCallId: string) =>
-  legal === undefined ? null : [...(legal.get(batchCallId)?.legal ?? [])]
+const groupsParam = (legal: ReadonlyMap<string, BatchLegality> | undefined, batchCallId: string) => {
+  if (legal === undefined) return null
+  const own = legal.get(batchCallId)
+  if (own === undefined) return []
+  return own.blocked.length === 0 ? null : [...own.legal]
+}
 
 const noCaps: ReadonlyArray<GroupCap> = []
 

@@ -73,6 +73,37 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with legal groups", (it)
       assert.strictEqual(view.next, NOW + 3_600_000)
     }))
 
+  it.effect("every group legal: every pending task in task order, through the batch's pending index alone", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* DispatchRepo
+      const { batchCallId, orgId } = yield* seedBatch(20, [
+        "+18085550100",
+        "+442071838750",
+        "+12125550100",
+        "+18085550101",
+        "+12125550101"
+      ])
+      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const legal = new Map([[batchCallId, { legal: [0, 1], blocked: [] }]])
+      const measured = yield* sql.withTransaction(Effect.gen(function*() {
+        const reads = sql<{ pending: number; by_group: number }>`
+          SELECT pg_stat_get_xact_tuples_returned('batch_call_tasks_pending'::regclass)::int4 AS pending,
+            pg_stat_get_xact_tuples_returned('batch_call_tasks_pending_by_group'::regclass)::int4 AS by_group`
+        const [before] = yield* reads
+        const first = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 3, legal })
+        const [after] = yield* reads
+        return { first, pending: after!.pending - before!.pending, byGroup: after!.by_group - before!.by_group }
+      }))
+      // Honolulu, London and New York alike, the first three by task index
+      assert.deepStrictEqual(measured.first.claimed.map((t) => t.taskIndex), [0, 1, 2])
+      // no group blocked: the claim needs no per-group walk (the cheaper path, docs/benchmarks.md)
+      assert.strictEqual(measured.byGroup, 0)
+      assert.isAtLeast(measured.pending, 3)
+      const rest = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10, legal })
+      assert.deepStrictEqual(rest.claimed.map((t) => t.taskIndex), [3, 4])
+    }))
+
   it.effect("claims a legal group behind 100,000 blocked pending tasks without walking them (generic plan)", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
