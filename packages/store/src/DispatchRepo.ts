@@ -305,7 +305,10 @@ const isLockTimeout = (error: SqlError.SqlError) => error.cause._tag === "LockTi
  * @category services
  */
 export class DispatchRepo extends Context.Service<DispatchRepo, {
-  /** `dialling` tasks whose lease expired become `unknown`; returns how many. */
+  /**
+   * `dialling` tasks whose lease expired become `unknown`; returns how many. Rows another statement holds are skipped
+   * (never waited for): a later pass takes them if they are still expired.
+   */
   readonly expireLeases: (now: number) => Effect.Effect<number>
   /** The workers that hold a lease on a `dialling` task now. */
   readonly leaseOwners: Effect.Effect<ReadonlyArray<string>>
@@ -326,7 +329,10 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
     batches: ReadonlyArray<DueBatch>,
     options: ClaimOptions
   ) => Effect.Effect<ClaimResult>
-  /** Extends the leases this owner holds on `dialling` tasks; returns the ids still held. */
+  /**
+   * Extends the leases this owner holds on `dialling` tasks; returns the ids it renewed. A row another statement
+   * holds (being recorded, reconciled or expired) is skipped, not waited for, and not returned.
+   */
   readonly extendLeases: (
     owner: string,
     taskIds: ReadonlyArray<string>,
@@ -380,11 +386,20 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         return window
       }
 
+      // Lease renewal and expiry never wait for a row: each takes the rows it can lock and skips the rest. Both change
+      // many rows in one statement, in whatever order their plans visit them, and so do the recorder and another
+      // worker's expiry: two of them waiting on each other's rows was a deadlock (PostgreSQL aborted one after 1 s;
+      // seen in CI as a renewal failing right after an outage). A row skipped here is being changed by whoever holds
+      // it (recorded, reconciled, renewed); the next heartbeat (a third of the lease) or maintenance pass looks again.
       const expireLeases = (now: number) =>
         sql<{ n: number }>`
           WITH expired AS (
             UPDATE batch_call_tasks SET state = 'unknown'
-            WHERE state = 'dialling' AND lease_expires_at < ${now}
+            WHERE task_id = ANY(ARRAY(
+                SELECT task_id FROM batch_call_tasks
+                WHERE state = 'dialling' AND lease_expires_at < ${now}
+                FOR UPDATE SKIP LOCKED))
+              AND state = 'dialling' AND lease_expires_at < ${now}
             RETURNING 1
           )
           SELECT count(*)::int4 AS n FROM expired`.pipe(
@@ -848,7 +863,11 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
       const extendLeases = (owner: string, taskIds: ReadonlyArray<string>, until: number) =>
         taskIds.length === 0 ? Effect.succeed([]) : sql<{ task_id: string }>`
           UPDATE batch_call_tasks SET lease_expires_at = ${until}
-          WHERE task_id = ANY(${taskIds}::text[]::int8[]) AND state = 'dialling' AND lease_owner = ${owner}
+          -- rows another statement holds are skipped, not waited for (see expireLeases)
+          WHERE task_id = ANY(ARRAY(
+              SELECT task_id FROM batch_call_tasks
+              WHERE task_id = ANY(${taskIds}::text[]::int8[]) AND state = 'dialling' AND lease_owner = ${owner}
+              FOR UPDATE SKIP LOCKED))
           RETURNING task_id::text AS task_id`.pipe(
           Effect.map((rows) => rows.map((r) => r.task_id)),
           Effect.orDie,

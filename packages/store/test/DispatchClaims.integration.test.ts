@@ -1,6 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../src/BatchCallsRepo.ts"
 import { DispatchRepo, IDLE_RECHECK_MS, ORG_LOCK } from "../src/DispatchRepo.ts"
@@ -68,6 +68,32 @@ const awaitLockWaiters = (n: number) =>
         WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`
       if (row!.n >= n) return
     }
+  })
+
+/** Completes once some statement waits for a row lock (another transaction holds the row). */
+const awaitRowLockWaiter = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  for (;;) {
+    const [row] = yield* sql<{ n: number }>`
+      SELECT count(*)::int4 AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')`
+    if (row!.n > 0) return
+  }
+})
+
+/** The statement's result, or None if it waited for a row lock instead (the race's loser is interrupted). */
+const withoutWaiting = <A>(statement: Effect.Effect<A>) =>
+  Effect.raceFirst(statement.pipe(Effect.map(Option.some)), awaitRowLockWaiter.pipe(Effect.as(Option.none<A>())))
+
+/** Holds a row lock on one task in a transaction of its own (a recorder mid-statement) until `release` completes. */
+const holdTaskRow = (taskId: string, locked: Deferred.Deferred<void>, release: Deferred.Deferred<void>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT 1 FROM batch_call_tasks WHERE task_id = ${taskId}::int8 FOR UPDATE`
+      yield* Deferred.succeed(locked, undefined)
+      yield* Deferred.await(release)
+    }))
   })
 
 layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
@@ -334,5 +360,40 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
         return { completed, seq: after!.seq_scan - before!.seq_scan }
       }))
       assert.deepStrictEqual(result, { completed: [done], seq: 0 })
+    }))
+
+  // CI saw "deadlock detected" on a lease renewal right after an outage: the renewal and another many-row statement
+  // on the same tasks (an expiry, a record) each held rows the other wanted. Neither renewal nor expiry waits now.
+  it.effect("renewing and expiring leases skip a row another statement holds instead of waiting for it", () =>
+    Effect.gen(function*() {
+      const orgId = yield* seedBatches(3, [{ tasks: 3, reserved: 0 }])
+      const repo = yield* DispatchRepo
+      const sql = yield* SqlClient.SqlClient
+      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const claim = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 5_000, maxPerBatch: 10 })
+      const [a, b, c] = claim.claimed.map((t) => t.taskId)
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(holdTaskRow(b!, locked, release))
+      yield* Deferred.await(locked)
+
+      const renewed = yield* withoutWaiting(repo.extendLeases("w", [a!, b!, c!], NOW + 60_000))
+      assert.deepStrictEqual(Option.map(renewed, (ids) => [...ids].sort()), Option.some([a!, c!].sort()))
+      // b's lease (NOW + 5,000) has expired at NOW + 10,000, but its row is held: skipped, not waited for
+      assert.isTrue(Option.isSome(yield* withoutWaiting(repo.expireLeases(NOW + 10_000))))
+      const states = sql<{ task_id: string; state: string; lease_expires_at: string }>`
+        SELECT task_id::text, state, lease_expires_at::text FROM batch_call_tasks
+        WHERE org_id = ${orgId} ORDER BY task_id`
+      assert.deepStrictEqual((yield* states).map((r) => [r.task_id, r.state, Number(r.lease_expires_at)]), [
+        [a, "dialling", NOW + 60_000],
+        [b, "dialling", NOW + 5_000],
+        [c, "dialling", NOW + 60_000]
+      ])
+
+      // once the row is free, the next pass expires it
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      yield* repo.expireLeases(NOW + 10_000)
+      assert.deepStrictEqual((yield* states).map((r) => r.state), ["dialling", "unknown", "dialling"])
     }))
 })
