@@ -12,8 +12,12 @@
  * - idempotent: cancelling a cancelled batch changes nothing and answers its progress; so does cancelling a
  *   completed one (nothing was left to cancel; its status stays `completed`).
  *
- * Tasks are updated before the batch row: the claim locks tasks and then the batch row (scheduled -> in_progress),
- * so the same order here, with the org lock on top, leaves no cycle to deadlock on.
+ * The batch row is locked first (FOR UPDATE), then the pending tasks are cancelled, then the batch. Claims take the
+ * org lock too, so they never interleave with a cancel. The recorder does not: a call whose outcome the batch
+ * retries puts its task back to pending in the statement that records it, under a KEY SHARE lock on the batch row
+ * (CallsRepo.recordFinished), which the cancel's FOR UPDATE waits for (and the reverse). Without it, a record that
+ * started before the cancel committed still read the batch running and left a pending task in a cancelled batch
+ * (never dialled, since claims skip cancelled batches, but counted as pending forever).
  */
 import { isOpen, nextOpening } from "@svc/domain/CallWindow.ts"
 import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
@@ -108,8 +112,11 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
         function*(orgId: string, batchCallId: string, now: number) {
           return yield* sql.withTransaction(Effect.gen(function*() {
             yield* sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))`
+            // the batch row first, FOR UPDATE: a record that would put a retried call's task back to pending
+            // locks it too (CallsRepo.recordFinished), so it either finished before (its pending task is cancelled
+            // below, the next statement's snapshot seeing it) or waits and reads the batch cancelled
             const [batch] = yield* sql<{ status: BatchCallStatus }>`
-              SELECT status FROM batch_calls WHERE org_id = ${orgId} AND batch_call_id = ${batchCallId}`
+              SELECT status FROM batch_calls WHERE org_id = ${orgId} AND batch_call_id = ${batchCallId} FOR UPDATE`
             if (batch === undefined) return yield* notFound(batchCallId)
             if (batch.status === "scheduled" || batch.status === "in_progress") {
               yield* sql`

@@ -200,7 +200,8 @@ export class CallsRepo extends Context.Service<CallsRepo, {
               -- A call whose outcome its batch retries (retry_policy, decision 0625) puts its task back to pending
               -- here, in the statement that records the call, with its next attempt due min_spacing_ms after the
               -- call ended: no crash can record the call and lose the retry, or the reverse. The batch is looked up
-              -- only for such outcomes (p is empty for the rest, which pay nothing), and only while it runs
+              -- (and key-share locked) only for such outcomes (p is empty for the rest, which pay nothing), and only
+              -- while it runs
               UPDATE batch_call_tasks t
               SET state = CASE WHEN t.retry_attempt < p.tries THEN 'pending' ELSE r.state END,
                 state_reason = CASE WHEN t.retry_attempt < p.tries
@@ -221,6 +222,11 @@ export class CallsRepo extends Context.Service<CallsRepo, {
                 WHERE r.retry_reason IS NOT NULL AND b.batch_call_id = r.batch_call_id
                   AND b.status IN ('scheduled', 'in_progress')
                   AND b.retry_policy->'retry_on' @> jsonb_build_array(r.retry_reason)
+                -- against a cancel (BatchProgressRepo.cancel locks the batch row FOR UPDATE first): a retry is
+                -- scheduled only under a lock on the batch row, so either this statement waits for the cancel and
+                -- reads the batch cancelled (no retry), or the cancel waits for this one and then finds the retried
+                -- task pending (and cancels it). KEY SHARE conflicts with nothing else that updates batch rows
+                FOR KEY SHARE OF b
               ) p ON true
               WHERE t.task_id = r.task_id AND t.state IN ('dialling', 'unknown')
               RETURNING t.task_id, t.not_before, t.org_id, t.batch_call_id, t.to_number, t.call_id, r.from_number,
