@@ -98,6 +98,12 @@ const MAINTENANCE_EVERY_MS = 1_000
 const DEAD_OWNERS_EVERY_MS = 5_000
 
 /**
+ * How often a worker deletes the attempt records no cap counts any more (DispatchRepo.sweepAttempts): at its first
+ * pass, then at most this often. One statement over a table that holds about a day of capped claims.
+ */
+export const ATTEMPTS_SWEEP_EVERY_MS = 3_600_000
+
+/**
  * When a claim gave up waiting for an org's lock (another worker held it for longer than ORG_LOCK_WAIT_MS, which
  * a claim never needs: something stalled), look again this soon.
  */
@@ -435,6 +441,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
 
       let maintainedAt = Number.NEGATIVE_INFINITY
       let ownersCheckedAt = Number.NEGATIVE_INFINITY
+      let attemptsSweptAt = Number.NEGATIVE_INFINITY
       const noReconcile: Reconciler.ReconcileReport = { ended: 0, ongoing: 0, notPlaced: 0, unanswered: 0 }
 
       const tick = Effect.gen(function*() {
@@ -454,6 +461,10 @@ export class Dispatcher extends Context.Service<Dispatcher, {
                 Effect.annotateLogs({ workers: gone.join(" "), tasks: reclaimed })
               )
             }
+          }
+          if (now - attemptsSweptAt >= ATTEMPTS_SWEEP_EVERY_MS || now < attemptsSweptAt) {
+            attemptsSweptAt = now
+            yield* repo.sweepAttempts(now)
           }
           reclaimed += yield* repo.expireLeases(now)
           yield* SchedulerMetrics.add(SchedulerMetrics.leasesReclaimed, reclaimed)

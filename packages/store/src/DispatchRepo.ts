@@ -292,6 +292,13 @@ const capsOf = (legal: ReadonlyMap<string, BatchLegality> | undefined, batchCall
   legal?.get(batchCallId)?.caps ?? noCaps
 
 /** A statement that waited longer than its `lock_timeout` (lockOrg's bound). */
+/**
+ * How long an attempt record is kept: the caps count a number's claims over a rolling 24 h (the claim's window,
+ * migration 0023), plus an hour for workers whose clocks disagree. The claim drops a number's own older records as
+ * it dials the number again; the sweep drops those of numbers never dialled again.
+ */
+export const ATTEMPTS_KEPT_MS = 25 * 3_600_000
+
 const isLockTimeout = (error: SqlError.SqlError) => error.cause._tag === "LockTimeoutError"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -317,6 +324,11 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
    * reconciliation now, whatever their leases say; returns how many.
    */
   readonly releaseOwners: (owners: ReadonlyArray<string>, now: number) => Effect.Effect<number>
+  /**
+   * Deletes the attempt records (`number_attempts`, decision 0624) that no cap can count any more: older than the
+   * caps' 24 h window by `ATTEMPTS_KEPT_MS`; returns how many.
+   */
+  readonly sweepAttempts: (now: number) => Effect.Effect<number>
   /** Batches due at `now` (at most `limit`), and when the next waiting one becomes due; one statement. */
   readonly look: (now: number, limit: number) => Effect.Effect<DueView>
   /** Moves each batch's `next_dispatch_at` to the given time (its window's next opening). */
@@ -429,6 +441,17 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
           Effect.map((rows) => rows[0]?.n ?? 0),
           Effect.orDie,
           Effect.withSpan("DispatchRepo.releaseOwners")
+        )
+
+      const sweepAttempts = (now: number) =>
+        sql<{ n: number }>`
+          WITH swept AS (
+            DELETE FROM number_attempts WHERE attempted_at < ${now - ATTEMPTS_KEPT_MS} RETURNING 1
+          )
+          SELECT count(*)::int4 AS n FROM swept`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0),
+          Effect.orDie,
+          Effect.withSpan("DispatchRepo.sweepAttempts")
         )
 
       // One statement per pass for both questions: the dispatcher used to ask for the next wake time in a second
@@ -1021,6 +1044,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         expireLeases,
         leaseOwners,
         releaseOwners,
+        sweepAttempts,
         postpone,
         claim,
         extendLeases,

@@ -3,7 +3,13 @@ import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../src/BatchCallsRepo.ts"
-import { type BatchLegality, type ClaimResult, DispatchRepo, type DueBatch } from "../src/DispatchRepo.ts"
+import {
+  ATTEMPTS_KEPT_MS,
+  type BatchLegality,
+  type ClaimResult,
+  DispatchRepo,
+  type DueBatch
+} from "../src/DispatchRepo.ts"
 import * as TestDatabase from "../test-support/TestDatabase.ts"
 
 // Attempt caps in the claim (issue 15 item 4, decision 0624, migration 0023): a task of a capped group whose number
@@ -227,5 +233,26 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with attempt caps", (it)
       assert.strictEqual(measured.claim.claimed.length, 10)
       assert.strictEqual(measured.seq, 0)
       assert.isBelow(measured.byKey, 50, `index entries read: ${measured.byKey}`)
+    }))
+
+  it.effect("the sweep deletes the attempts no cap can count any more, and only those", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* DispatchRepo
+      const orgId = yield* seedOrg(5)
+      // long before every other test's attempts (which all lie around NOW), so the sweep at `at` touches only these
+      const at = NOW - 30 * DAY
+      const times = [at - ATTEMPTS_KEPT_MS - 1, at - ATTEMPTS_KEPT_MS, at - DAY, at - 1]
+      for (const [i, t] of times.entries()) {
+        yield* sql`INSERT INTO number_attempts (org_id, to_number, attempted_at, task_id)
+                   VALUES (${orgId}, ${MIAMI}, ${t}, ${i + 1})`
+      }
+      assert.strictEqual(ATTEMPTS_KEPT_MS, 25 * 3_600_000, "the caps' 24 h and an hour for clocks that disagree")
+      assert.strictEqual(yield* repo.sweepAttempts(at), 1)
+      const left = yield* sql<{ attempted_at: number }>`
+        SELECT attempted_at::float8 AS attempted_at FROM number_attempts WHERE org_id = ${orgId} ORDER BY 1`
+      assert.deepStrictEqual(left.map((r) => r.attempted_at), times.slice(1))
+      // nothing left to sweep at the same instant
+      assert.strictEqual(yield* repo.sweepAttempts(at), 0)
     }))
 })
