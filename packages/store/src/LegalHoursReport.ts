@@ -40,9 +40,16 @@ export interface LegalHoursSummary {
   readonly policyVersion: number
   /** Pending tasks with no legal-hours constraint (not NANP, or created before legal groups existed). */
   readonly unconstrained: number
-  /** Pending constrained tasks that may be dialled now (legal in every zone, inside the window). */
+  /**
+   * Pending constrained tasks that may be dialled now (legal in every zone, inside the window, and not waiting on an
+   * attempt cap or a retry's spacing).
+   */
   readonly dialableNow: number
-  /** Pending tasks held back per binding rule label (`call_window` for the batch's window), largest first. */
+  /**
+   * Pending tasks held back per binding rule label, largest first: a legal-hours rule (`FL 08:00-20:00`),
+   * `call_window` (the batch's window), `attempt_cap` (the number's cap of attempts per 24 h), `retry_spacing` (a
+   * retry not yet due). Unconstrained tasks appear only under the last two.
+   */
   readonly heldBack: ReadonlyArray<{ readonly rule: string; readonly tasks: number }>
   /** Pending tasks whose group has no opening within the horizon. */
   readonly neverWithinHorizon: number
@@ -66,6 +73,16 @@ export const legalHoursOf = (
       SELECT legal_group, count(*)::int4 AS n FROM batch_call_tasks
       WHERE batch_call_id = ${batchCallId} AND state = 'pending'
       GROUP BY legal_group`
+    // Pending tasks that wait for their own instant (not_before): at their number's attempt cap (decision 0624,
+    // reason `attempt_cap: ...`) or a retry's spacing (decision 0625). Read through the index of such tasks
+    // (batch_call_tasks_deferred), so a batch with none reads nothing more.
+    const waiting = yield* sql<{ legal_group: number | null; kind: string; n: number }>`
+      SELECT legal_group,
+        CASE WHEN state_reason LIKE 'attempt_cap:%' THEN 'attempt_cap' ELSE 'retry_spacing' END AS kind,
+        count(*)::int4 AS n
+      FROM batch_call_tasks
+      WHERE batch_call_id = ${batchCallId} AND state = 'pending' AND not_before IS NOT NULL AND not_before > ${at}
+      GROUP BY 1, 2`
     const groups = yield* sql<{ legal_group: number; zones: Array<string>; rule_ids: Array<string> }>`
       SELECT legal_group, zones, rule_ids FROM batch_call_legal_groups
       WHERE batch_call_id = ${batchCallId} ORDER BY legal_group`
@@ -74,6 +91,17 @@ export const legalHoursOf = (
     const effective = stored === undefined ? defaultEffective : effectiveOf(stored.override, stored.version)
     const pendingOf = new Map(counts.map((c) => [c.legal_group, c.n]))
     const heldBack = new Map<string, number>()
+    const hold = (rule: string, tasks: number) => heldBack.set(rule, (heldBack.get(rule) ?? 0) + tasks)
+    /** Of a group whose legal hours allow it now, the tasks waiting on their own instant; returns how many. */
+    const holdWaiting = (group: number | null) => {
+      let n = 0
+      for (const w of waiting) {
+        if (w.legal_group !== group) continue
+        hold(w.kind, w.n)
+        n += w.n
+      }
+      return n
+    }
     const zoneSets: Array<LegalZoneSet> = []
     let dialable = 0
     let never = 0
@@ -88,8 +116,10 @@ export const legalHoursOf = (
         ? ruleLabel(blocked.value.rule)
         : "call_window"
       const next = Option.isNone(blocked) ? Option.some(at) : blocked.value.until
-      if (blockedBy === null) dialable += tasks
-      else heldBack.set(blockedBy, (heldBack.get(blockedBy) ?? 0) + tasks)
+      // a task of a blocked group counts under the group's rule (the cap or spacing may end sooner or later; the
+      // task's own state_reason says which binds); of an open group, under its cap or spacing if it waits on one
+      if (blockedBy === null) dialable += tasks - holdWaiting(g.legal_group)
+      else hold(blockedBy, tasks)
       if (Option.isNone(next)) never += tasks
       zoneSets.push({
         zones: g.zones,
@@ -100,6 +130,8 @@ export const legalHoursOf = (
         nextOpening: Option.getOrNull(next)
       })
     }
+    // unconstrained tasks (no legal hours) still wait on caps and retry spacing
+    holdWaiting(null)
     return {
       policyVersion: effective.version,
       unconstrained: pendingOf.get(null) ?? 0,

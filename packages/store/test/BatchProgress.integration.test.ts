@@ -314,4 +314,42 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo legal hours", (it) => {
       ])
       assert.strictEqual(strict.dialable_now_tasks, 1)
     }))
+
+  it.effect("reports tasks waiting on an attempt cap or a retry's spacing as held back by it, until their instant", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const progress = yield* BatchProgressRepo
+      const orgId = `org_prog_waiting_${process.pid}`
+      yield* addOrg(orgId, 5)
+      const batch = yield* createBatch(orgId, 0, {
+        tasks: ["+442071838750", "+13055550100", "+12125550100"].map((n) => ({ to_number: n }))
+      })
+      // 10:00 EST: every legal group open
+      const at = Date.parse("2026-12-02T15:00:00Z")
+      // London's retry is due in 10 minutes; the Miami number is at its cap for an hour (as the recorder and the
+      // claim leave them)
+      yield* sql`UPDATE batch_call_tasks SET not_before = ${at + 600_000},
+                   state_reason = 'retry: no_answer, call 2 of 3 from 2026-12-02T15:10:00Z'
+                 WHERE batch_call_id = ${batch} AND task_index = 0`
+      yield* sql`UPDATE batch_call_tasks SET not_before = ${at + 3_600_000},
+                   state_reason = 'attempt_cap: FL 3 per 24h until 2026-12-02T16:00:00Z'
+                 WHERE batch_call_id = ${batch} AND task_index = 1`
+      const now = (yield* progress.get(orgId, batch, at)).legal_hours
+      assert.strictEqual(now.unconstrained_tasks, 1)
+      assert.strictEqual(now.dialable_now_tasks, 1)
+      assert.deepStrictEqual(now.held_back, [{ rule: "attempt_cap", tasks: 1 }, { rule: "retry_spacing", tasks: 1 }])
+      // the zone sets still count every pending task of their group
+      assert.strictEqual(now.zone_sets.reduce((n, z) => n + z.pending_tasks, 0), 2)
+      // the retry is due: only the cap holds a task back
+      const later = (yield* progress.get(orgId, batch, at + 600_000)).legal_hours
+      assert.deepStrictEqual(later.held_back, [{ rule: "attempt_cap", tasks: 1 }])
+      assert.strictEqual(later.dialable_now_tasks, 1)
+      // at the cap's end, the Miami task is dialable again
+      const free = (yield* progress.get(orgId, batch, at + 3_600_000)).legal_hours
+      assert.deepStrictEqual(free.held_back, [])
+      assert.strictEqual(free.dialable_now_tasks, 2)
+      // at night in Florida, the legal rule holds the capped task back, not the cap
+      const night = (yield* progress.get(orgId, batch, Date.parse("2026-12-03T01:30:00Z"))).legal_hours
+      assert.deepStrictEqual(night.held_back, [{ rule: "FL 08:00-20:00", tasks: 1 }])
+    }))
 })

@@ -40,10 +40,14 @@ export const BatchLegalHours = Schema.Struct({
   }),
   unconstrained_tasks: NonNegativeInt.annotate({ description: "Pending tasks without legal-hours constraints." }),
   dialable_now_tasks: NonNegativeInt.annotate({
-    description: "Pending constrained tasks legal now in every zone of their number and inside the window."
+    description:
+      "Pending constrained tasks legal now in every zone of their number and inside the window, not waiting on an attempt cap or a retry's spacing."
   }),
   held_back: Schema.Array(Schema.Struct({
-    rule: Schema.String.annotate({ description: "The binding rule (e.g. `FL 08:00-20:00`) or `call_window`." }),
+    rule: Schema.String.annotate({
+      description:
+        "The binding rule: a legal-hours rule (e.g. `FL 08:00-20:00`), `call_window`, `attempt_cap` (the number's attempts per 24 h) or `retry_spacing` (a retry not yet due)."
+    }),
     tasks: NonNegativeInt
   })).annotate({ description: "Pending tasks held back per binding rule, largest first." }),
   never_within_horizon_tasks: NonNegativeInt.annotate({
