@@ -8,6 +8,8 @@
 //   checkout's node_modules linked), to measure before and after against the same bare handler
 //   --rounds N (default 5): N rounds per connection count, svc and baseline alternating which goes first; the
 //   table gives medians and the ratio of each round (issue 17, item 5: never a single run or a mean)
+//   BENCH_EFFECT_FLOOR=1: a third server in every round, the fixed stack's floor (httpListEffectFloor.ts: Effect's
+//   HTTP server and @effect/sql-pg answering like the bare handler, nothing of svc); the order of the three rotates
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as ContactSeed from "@svc/store/ContactSeed.ts"
 import * as Database from "@svc/store/Database.ts"
@@ -127,33 +129,52 @@ try {
       `http://127.0.0.1:${basePort}/`
     )
   )
+  const withFloor = process.env["BENCH_EFFECT_FLOOR"] === "1"
+  const floorPort = await freePort()
+  if (withFloor) {
+    children.push(
+      await startProcess(
+        ["tools/bench/httpListEffectFloor.ts", String(floorPort), url, orgId],
+        {},
+        `http://127.0.0.1:${floorPort}/list-contacts`
+      )
+    )
+  }
   const svcUrl = `http://127.0.0.1:${svcPort}/list-contacts`
   const baseUrl = `http://127.0.0.1:${basePort}/list-contacts`
-  // warm both (plans, pools, JIT)
+  const floorUrl = `http://127.0.0.1:${floorPort}/list-contacts`
+  // warm them (plans, pools, JIT)
   await load(svcUrl, key, 4)
   await load(baseUrl, undefined, 4)
+  if (withFloor) await load(floorUrl, undefined, 4)
   interface Round {
     readonly svc: autocannon.Result
     readonly base: autocannon.Result
+    readonly floor: autocannon.Result | undefined
   }
   const rows: Array<[string, Array<Round>]> = []
   for (const connections of [16, 1]) {
     const rounds: Array<Round> = []
     for (let round = 0; round < ROUNDS; round++) {
-      // alternate who goes first, so that neither side always runs on a machine the other just warmed or loaded
-      let svc: autocannon.Result
-      let base: autocannon.Result
-      if (round % 2 === 0) {
-        base = await load(baseUrl, undefined, connections)
-        svc = await load(svcUrl, key, connections)
-      } else {
-        svc = await load(svcUrl, key, connections)
-        base = await load(baseUrl, undefined, connections)
+      // rotate who goes first, so that no side always runs on a machine another just warmed or loaded
+      const results = new Map<string, autocannon.Result>()
+      const sides: Array<[string, string, string | undefined]> = [
+        ["base", baseUrl, undefined],
+        ["svc", svcUrl, key],
+        ...(withFloor ? [["floor", floorUrl, undefined] as [string, string, string | undefined]] : [])
+      ]
+      for (let i = 0; i < sides.length; i++) {
+        const [name, target, auth] = sides[(round + i) % sides.length]!
+        results.set(name, await load(target, auth, connections))
       }
-      rounds.push({ svc, base })
+      const svc = results.get("svc")!
+      const base = results.get("base")!
+      const floor = results.get("floor")
+      rounds.push({ svc, base, floor })
       say(
         `${connections} connections, round ${round + 1}: svc ${svc.requests.average.toFixed(0)} req/s, ` +
-          `baseline ${base.requests.average.toFixed(0)} req/s`
+          `baseline ${base.requests.average.toFixed(0)} req/s` +
+          (floor === undefined ? "" : `, effect floor ${floor.requests.average.toFixed(0)} req/s`)
       )
     }
     rows.push([`${connections} connection${connections > 1 ? "s" : ""}`, rounds])
@@ -181,7 +202,34 @@ try {
           `${rounds.reduce((n, r) => n + r.base.non2xx + r.base.errors, 0)} |`
       }).join("\n") + "\n"
   )
+  if (withFloor) {
+    process.stdout.write(
+      "\nThe fixed stack's floor (httpListEffectFloor.ts) in the same rounds:\n\n" +
+        "| clients | floor req/s | baseline req/s | floor / baseline (median of rounds) | per-round ratios | " +
+        "svc / floor (median) | floor p50 ms | floor p99 ms | errors |\n|---|---:|---:|---:|---|---:|---:|---:|---:|\n" +
+        rows.map(([name, rounds]) => {
+          const ratios = rounds.map((r) => r.floor!.requests.average / r.base.requests.average)
+          const svcOverFloor = rounds.map((r) => r.svc.requests.average / r.floor!.requests.average)
+          const of = (pick: (r: Round) => number) => median(rounds.map(pick))
+          return `| ${name} | ${of((r) => r.floor!.requests.average).toFixed(0)} | ` +
+            `${of((r) => r.base.requests.average).toFixed(0)} | ${median(ratios).toFixed(2)} | ` +
+            `${ratios.map((r) => r.toFixed(2)).join(", ")} | ${median(svcOverFloor).toFixed(2)} | ` +
+            `${of((r) => r.floor!.latency.p50)} | ${of((r) => r.floor!.latency.p99)} | ` +
+            `${rounds.reduce((n, r) => n + r.floor!.non2xx + r.floor!.errors, 0)} |`
+        }).join("\n") + "\n"
+    )
+  }
   if (check.items.length !== 100) throw new Error("svc did not serve a full page")
+  if (withFloor) {
+    // the floor must serve the same page (not errors, which would be cheap): same items as svc, in the same order
+    const floorCheck = await (await fetch(floorUrl, { method: "POST", body: "{\"limit\":100}" })).json() as {
+      total: number
+      items: Array<unknown>
+    }
+    if (
+      floorCheck.total !== check.total || JSON.stringify(floorCheck.items) !== JSON.stringify(check.items)
+    ) throw new Error("the floor's page differs from svc's")
+  }
 } finally {
   for (const child of children) child.kill("SIGTERM")
   await new Promise((resolve) => setTimeout(resolve, 500))

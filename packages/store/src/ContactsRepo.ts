@@ -15,10 +15,12 @@
  * - filtered and search statements run unprepared, so each gets a plan for its own values (a generic
  *   plan makes searches 10-600x slower: postgres-floor.md); the unfiltered page stays prepared;
  * - timestamps come from the `Clock`, new ids are UUIDs in the version 7 layout;
- * - `listJson` is `list`'s page as the bytes of its schema encoding, written by PostgreSQL (no row becomes an
- *   object in Node); a page holding a value the schema refuses takes `list` and the schema.
+ * - `listJson` is `list`'s page as the bytes of its schema encoding, written without the schema: each row becomes
+ *   the plain object the schema's encoding would make (same keys, same order) and the page one `JSON.stringify`;
+ *   a page holding a value the schema refuses takes `list` and the schema.
  *
- * Decision records: docs/decisions/0301-contacts-storage.md, 0640-list-contacts-json-from-postgres.md
+ * Decision records: docs/decisions/0301-contacts-storage.md, 0641-list-contacts-json-in-node.md (which replaced
+ * 0640, the page's JSON written by PostgreSQL)
  */
 import { Contact, type CustomFields } from "@svc/domain/models/Contact.ts"
 import { type CreateContactRequest, requestedTags, type UpdateContactRequest } from "@svc/domain/models/ContactInput.ts"
@@ -63,7 +65,7 @@ export class InvalidPaginationKey extends Schema.TaggedError<InvalidPaginationKe
 }) {}
 
 /** A contact row as the driver returns it (int8 columns arrive as bigint). */
-interface ContactRow {
+export interface ContactRow {
   readonly contact_id: ContactId
   readonly org_id: OrgId
   readonly phone_number: E164
@@ -78,15 +80,6 @@ interface ContactRow {
   readonly last_conversation_timestamp: bigint | number | null
   readonly user_modified_timestamp: bigint | number
   readonly total?: bigint | number | null
-}
-
-/** The one row of {@link ContactsQuery.pageJsonStatement}. */
-interface PageJsonRow {
-  readonly rows: number
-  readonly items: string | null
-  readonly last_sort: bigint | number | string | null
-  readonly last_id: string | null
-  readonly total?: bigint | number | string | null
 }
 
 /**
@@ -127,6 +120,42 @@ export const toContact = (row: ContactRow): Contact => {
   }
   fields.user_modified_timestamp = Number(row.user_modified_timestamp)
   return trustedContact(fields)
+}
+
+const plainValue = (v: unknown) =>
+  typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v))
+
+/**
+ * A row as the plain object the schema's encoding of its `Contact` is (the same keys in the same order), or undefined
+ * when the schema would refuse it: a custom field that is not a string, finite number or boolean, a `__proto__` key,
+ * a tag that is not a string.
+ *
+ * @category encoding
+ */
+export const plainContact = (row: ContactRow): Record<string, unknown> | undefined => {
+  const custom = row.custom_fields as Record<string, unknown>
+  for (const key in custom) {
+    if (key === "__proto__" || !plainValue(custom[key])) return undefined
+  }
+  for (const tag of row.contact_tags) if (typeof tag !== "string") return undefined
+  const item: Record<string, unknown> = {
+    contact_id: row.contact_id,
+    org_id: row.org_id,
+    phone_number: row.phone_number,
+    created_timestamp: Number(row.created_timestamp)
+  }
+  if (row.first_name !== null) item["first_name"] = row.first_name
+  if (row.last_name !== null) item["last_name"] = row.last_name
+  item["do_not_call"] = row.do_not_call
+  if (row.external_id !== null) item["external_id"] = row.external_id
+  item["contact_tags"] = row.contact_tags
+  item["custom_fields"] = custom
+  item["conversation_count"] = row.conversation_count
+  if (row.last_conversation_timestamp !== null) {
+    item["last_conversation_timestamp"] = Number(row.last_conversation_timestamp)
+  }
+  item["user_modified_timestamp"] = Number(row.user_modified_timestamp)
+  return item
 }
 
 /** The sort value of a contact in the list order: its last conversation, never contacted = 0. */
@@ -217,7 +246,8 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
   >
   /**
    * The same page as {@link list}, as the JSON text of its schema encoding (`ListContactsResponse`), byte for
-   * byte: built by PostgreSQL, so no row is parsed into objects and nothing is encoded in Node (decision 0640).
+   * byte: each row as the plain object the schema's encoding makes, the page one `JSON.stringify`, no schema on the
+   * way (decision 0641).
    */
   readonly listJson: (orgId: string, request: ListContactsRequest) => Effect.Effect<string, InvalidPaginationKey>
   readonly create: (
@@ -331,31 +361,39 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
       const listJson = Effect.fn("ContactsRepo.listJson")(function*(orgId: string, request: ListContactsRequest) {
         const filtered = ContactsQuery.isFiltered(request)
         const { carriedTotal, context, start } = yield* startOf(orgId, request)
-        const page = run<PageJsonRow>(ContactsQuery.pageJsonStatement(orgId, request, start))
-        // As in list: a filtered first page counts its matches beside the page, on a second connection.
+        // the statement, the count beside a filtered first page and the total as in list (decision 0641)
+        const page = run<ContactRow>(ContactsQuery.pageStatement(orgId, request, start))
         const [rows, counted] = filtered && carriedTotal === undefined
           ? yield* Effect.all([page, run<{ total: bigint }>(ContactsQuery.countStatement(orgId, request))], {
             concurrency: 2
           })
           : [yield* page, undefined]
-        const row = rows[0]!
-        const items = ContactsQuery.finishItems(row.items ?? "")
-        // A value the schema refuses or PostgreSQL cannot spell as it encodes it (decision 0640): this page goes
-        // the schema's way.
-        if (items === undefined) return JSON.stringify(encodeResponse(yield* list(orgId, request)))
-        const has_more = row.rows > request.limit
-        const total = filtered ? carriedTotal ?? totalOf(counted ?? []) : Number(row.total ?? 0)
-        let key = ""
-        if (has_more && row.last_id !== null) {
-          key = `,"pagination_key":"${
-            cursors.encode(
-              { sortValue: Number(row.last_sort), id: encodeKeyId(row.last_id, filtered ? total : undefined) },
-              context
-            )
-          }"`
+        const has_more = rows.length > request.limit
+        const n = has_more ? request.limit : rows.length
+        const items = new Array<Record<string, unknown>>(n)
+        for (let i = 0; i < n; i++) {
+          const item = plainContact(rows[i]!)
+          // a value the schema refuses: this page goes the schema's way (and fails as it does)
+          if (item === undefined) return JSON.stringify(encodeResponse(yield* list(orgId, request)))
+          items[i] = item
         }
-        // base64url keys need no escaping; the rest is numbers and the items' JSON
-        return `{"has_more":${has_more},"items":[${items}]${key},"total":${total}}`
+        let total: number
+        if (!filtered) total = rows.length > 0 ? totalOf(rows) : yield* count(orgId)
+        else total = carriedTotal ?? totalOf(counted ?? [])
+        const last = items[n - 1]
+        // ListContactsResponse's keys, in its order
+        const out: Record<string, unknown> = { has_more, items }
+        if (has_more && last !== undefined) {
+          out["pagination_key"] = cursors.encode(
+            {
+              sortValue: (last["last_conversation_timestamp"] as number | undefined) ?? 0,
+              id: encodeKeyId(last["contact_id"] as string, filtered ? total : undefined)
+            },
+            context
+          )
+        }
+        out["total"] = total
+        return JSON.stringify(out)
       })
 
       const one = (rows: ReadonlyArray<ContactRow>, contactId: string) =>

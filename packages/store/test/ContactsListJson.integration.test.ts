@@ -1,4 +1,4 @@
-// ContactsRepo.listJson (decision 0640): the page as JSON text built by PostgreSQL must be, byte for byte, the
+// ContactsRepo.listJson (decision 0641): the page as JSON text built without the schema must be, byte for byte, the
 // schema encoding of ContactsRepo.list's page (what the HTTP API sent before), over randomized contacts written
 // straight into the table: unicode (astral, U+2028/2029, C0/C1 controls, quotes, backslashes), NULLs in every
 // optional column, custom fields of every type, numbers jsonb keeps in a form JSON.stringify does not write
@@ -10,7 +10,7 @@ import { makeCursorCodec } from "@svc/domain/Pagination.ts"
 import { Effect, Exit, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ContactsQuery from "../src/ContactsQuery.ts"
-import { ContactsRepo } from "../src/ContactsRepo.ts"
+import { type ContactRow, ContactsRepo, plainContact } from "../src/ContactsRepo.ts"
 import { CursorKeys } from "../src/CursorKeys.ts"
 import * as TestDatabase from "../test-support/TestDatabase.ts"
 
@@ -233,6 +233,12 @@ layer(TestLayer, { timeout: 180_000 })("ContactsRepo.listJson", (it) => {
       }
       yield* insertContacts("org-json", 240, 17, false)
       yield* insertContacts("org-awkward", 120, 4242, true)
+      // the random org holds only values the schema accepts: none of its rows takes the schema's way
+      const rows = yield* sql.unsafe<ContactRow>(
+        `SELECT ${ContactsQuery.contactColumns} FROM contacts WHERE org_id = 'org-json'`
+      )
+      assert.strictEqual(rows.length, 240)
+      assert.isTrue(rows.every((r) => plainContact(r) !== undefined))
       let pages = 0
       for (const org of ["org-json", "org-awkward", "org-empty"]) {
         for (const body of REQUESTS) pages += yield* comparePages(org, body)
@@ -240,18 +246,15 @@ layer(TestLayer, { timeout: 180_000 })("ContactsRepo.listJson", (it) => {
       assert.isAbove(pages, 200)
     }))
 
-  it.effect("builds ordinary pages in PostgreSQL and leaves only what the schema refuses to it", () =>
+  it.effect("spells custom fields as the schema encoding does, and leaves what the schema refuses to it", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const finished = (orgId: string, body: Record<string, unknown>) => {
-        const statement = ContactsQuery.pageJsonStatement(orgId, decodeBody(body), { _tag: "First" })
-        return sql.unsafe<{ items: string | null }>(statement.text, statement.params).unprepared.pipe(
-          Effect.map((rows) => ContactsQuery.finishItems(rows[0]!.items ?? ""))
-        )
-      }
-      // the random org of the first test holds only values the schema accepts: its pages never fall back
-      assert.isDefined(yield* finished("org-json", { limit: 1000 }))
-      assert.isUndefined(yield* finished("org-awkward", { limit: 1000 }))
+      const repo = yield* ContactsRepo
+      const request = decodeBody({})
+      const bothWays = Effect.all([
+        Effect.exit(repo.listJson("org-marks", request)),
+        Effect.exit(Effect.map(repo.list("org-marks", request), (page) => JSON.stringify(encodeResponse(page))))
+      ])
       yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES ('org-marks', 'marks', 0)`
       // [custom fields as stored, their JSON in the response or undefined when the page falls back]
       const cases: ReadonlyArray<readonly [string, string | undefined]> = [
@@ -274,19 +277,39 @@ layer(TestLayer, { timeout: 180_000 })("ContactsRepo.listJson", (it) => {
              user_modified_timestamp, search_text) VALUES ('org-marks', $1, $2, $3::jsonb, 0, 0, '')`,
           [`m${index}`, `+1666000000${index}`, fields]
         )
-        const items = yield* finished("org-marks", {})
-        assert.strictEqual(
-          items,
-          json === undefined ? undefined : `{"contact_id":"m${index}","org_id":"org-marks","phone_number":` +
-            `"+1666000000${index}","created_timestamp":0,"do_not_call":false,"contact_tags":[],"custom_fields":` +
-            `${json},"conversation_count":0,"user_modified_timestamp":0}`,
-          fields
+        const [fast, schema] = yield* bothWays
+        // which way the page went: the plain object (fast) unless the schema refuses a value
+        const [row] = yield* sql.unsafe<ContactRow>(
+          `SELECT ${ContactsQuery.contactColumns} FROM contacts WHERE org_id = 'org-marks'`
         )
+        assert.strictEqual(plainContact(row!) === undefined, json === undefined, fields)
+        if (json === undefined) {
+          // the schema refuses the value: the page takes the schema's way, and fails (or not) exactly as it does
+          assert.strictEqual(Exit.isSuccess(fast), Exit.isSuccess(schema), fields)
+          if (Exit.isSuccess(fast)) assert.strictEqual(fast.value, (schema as Exit.Success<string>).value, fields)
+        } else {
+          assert.isTrue(Exit.isSuccess(fast) && Exit.isSuccess(schema), fields)
+          const text = (fast as Exit.Success<string>).value
+          assert.strictEqual(text, (schema as Exit.Success<string>).value, fields)
+          assert.include(
+            text,
+            `{"contact_id":"m${index}","org_id":"org-marks","phone_number":` +
+              `"+1666000000${index}","created_timestamp":0,"do_not_call":false,"contact_tags":[],"custom_fields":` +
+              `${json},"conversation_count":0,"user_modified_timestamp":0}`,
+            fields
+          )
+        }
         yield* sql`DELETE FROM contacts WHERE org_id = 'org-marks'`
       }
-      // a tag list holding NULL is not a list of strings
+      // a tag list holding NULL is not a list of strings: the schema's way again
       yield* sql`INSERT INTO contacts (org_id, contact_id, phone_number, contact_tags, created_timestamp,
                    user_modified_timestamp, search_text) VALUES ('org-marks', 't', '+16660000100', ARRAY['a', NULL], 0, 0, '')`
-      assert.isUndefined(yield* finished("org-marks", {}))
+      const [fast, schema] = yield* bothWays
+      const [tagged] = yield* sql.unsafe<ContactRow>(
+        `SELECT ${ContactsQuery.contactColumns} FROM contacts WHERE org_id = 'org-marks'`
+      )
+      assert.isUndefined(plainContact(tagged!))
+      assert.isTrue(Exit.isFailure(schema))
+      assert.isTrue(Exit.isFailure(fast))
     }))
 })

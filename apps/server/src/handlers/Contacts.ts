@@ -28,7 +28,7 @@ export const layer = HttpApiBuilder.group(
         ({ payload }) =>
           Effect.flatMap(CurrentOrg, ({ orgId }) =>
             repo.listJson(orgId, payload ?? emptyListRequest).pipe(
-              // The body is already the JSON of the success schema's encoding (decision 0640): returned as the
+              // The body is already the JSON of the success schema's encoding (decision 0641): returned as the
               // response the builder would make of it (its JSON encoding: status 200, application/json), it skips
               // the encode of every contact; every middleware still runs around it.
               Effect.map((body) => HttpServerResponse.text(body, { contentType: "application/json" })),
