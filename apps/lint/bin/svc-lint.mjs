@@ -53,18 +53,47 @@ const snapshotFor = () => {
   }
 }
 
+const bundle = path.join(dist, "svc-lint.mjs")
 const blob = snapshotFor()
-if (blob !== undefined) {
-  // The child shares our stdio and process group (Ctrl-C reaches both); we wait, then leave as it did.
-  const child = spawnSync(process.execPath, ["--snapshot-blob", blob, "--", ...process.argv.slice(2)], {
-    stdio: "inherit"
-  })
-  if (child.error) throw child.error
-  if (child.signal) process.kill(process.pid, child.signal)
-  process.exit(child.status ?? 2)
+const bundleCurrent = blob === undefined && isCurrent(bundle)
+const sources = path.join(here, "..", "src", "bin.ts")
+
+// --daemon, --daemon-stop, --daemon-status: through this folder's resident linter
+// (daemon-client.mjs); it answers undefined when this process must run the linter itself.
+const args = process.argv.slice(2)
+const { daemonMode } = args.some((a) => a.startsWith("--daemon")) ? await import("./daemon-client.mjs") : {}
+const daemon = daemonMode?.(args)
+if (daemon?.mode !== undefined) {
+  const { viaDaemon } = await import("./daemon-client.mjs")
+  const program = blob !== undefined
+    ? ["--snapshot-blob", blob, "--"]
+    : [bundleCurrent ? bundle : sources]
+  const programId = JSON.stringify([
+    process.version,
+    ...program,
+    fs.statSync(blob ?? (bundleCurrent ? bundle : sources)).mtimeMs,
+    blob === undefined && !bundleCurrent ? newestOfSources() : 0
+  ])
+  const code = await viaDaemon({ mode: daemon.mode, args: daemon.args, program, programId })
+  if (code !== undefined) {
+    process.exitCode = code
+  } else {
+    runHere(daemon.args)
+  }
+} else {
+  runHere(args)
 }
 
-const bundle = path.join(dist, "svc-lint.mjs")
-// Before the bundle loads: V8 then reuses its compiled code from the second run on.
-Module.enableCompileCache?.()
-await import(isCurrent(bundle) ? bundle : "../src/bin.ts")
+function runHere(argv) {
+  if (blob !== undefined) {
+    // The child shares our stdio and process group (Ctrl-C reaches both); we wait, then leave as it did.
+    const child = spawnSync(process.execPath, ["--snapshot-blob", blob, "--", ...argv], { stdio: "inherit" })
+    if (child.error) throw child.error
+    if (child.signal) process.kill(process.pid, child.signal)
+    process.exit(child.status ?? 2)
+  }
+  process.argv.splice(2, process.argv.length - 2, ...argv)
+  // Before the bundle loads: V8 then reuses its compiled code from the second run on.
+  Module.enableCompileCache?.()
+  return import(bundleCurrent ? bundle : "../src/bin.ts")
+}

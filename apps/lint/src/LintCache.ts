@@ -30,6 +30,7 @@ import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { codeIdentity } from "./CodeIdentity.ts"
 import { type FileFormat, type InputFile, relativeTo } from "./Discovery.ts"
+import type { Memory } from "./LintCacheMemory.ts"
 import type { LintConfig } from "./LintConfig.ts"
 import { type FileOutcome, type LintContext, lintInput, type LintRun, readInput } from "./Linter.ts"
 import type { Problem } from "./Problem.ts"
@@ -192,9 +193,15 @@ export const load = (location: string, key: string): { status: LoadStatus; entri
   }
 }
 
-/** Opens the cache for one run. */
-export const open = (location: string, cwd: string, key: string): CacheState => {
-  const { entries, status } = load(location, key)
+/**
+ * Opens the cache for one run. A resident linter's `memory` (LintCacheMemory.ts) stands in for the
+ * file it wrote itself, while the file is unchanged.
+ */
+export const open = (location: string, cwd: string, key: string, memory?: Memory): CacheState => {
+  const remembered = memory?.get(location, key) as Map<string, Entry> | undefined
+  const { entries, status } = remembered === undefined
+    ? load(location, key)
+    : { entries: remembered, status: "loaded" as const }
   return {
     location,
     cwd,
@@ -350,13 +357,16 @@ export const lintAll = (
  * that still exist. Atomic (temporary file, then rename). Returns an error message instead of
  * failing: the lint's result never depends on whether its cache could be written.
  */
-export const save = (state: CacheState): string | undefined => {
+export const save = (state: CacheState, memory?: Memory): string | undefined => {
   for (const [key, entry] of state.previous) {
     if (state.visited.has(key) || state.next.has(key)) continue
     if (fs.existsSync(nodePath.resolve(state.cwd, key))) state.next.set(key, entry)
     else state.dirty = true
   }
-  if (!state.dirty) return undefined
+  if (!state.dirty) {
+    memory?.set(state.location, state.key, state.next)
+    return undefined
+  }
   const body = JSON.stringify([...state.next])
   const header = JSON.stringify({ format: FORMAT, version: VERSION_OF_FORMAT, key: state.key, checksum: sha256(body) })
   const temporary = `${state.location}.${process.pid}.tmp`
@@ -364,8 +374,10 @@ export const save = (state: CacheState): string | undefined => {
     fs.mkdirSync(nodePath.dirname(state.location), { recursive: true })
     fs.writeFileSync(temporary, `${header}\n${body}`)
     fs.renameSync(temporary, state.location)
+    memory?.set(state.location, state.key, state.next)
     return undefined
   } catch (error) {
+    memory?.forget(state.location)
     try {
       fs.rmSync(temporary, { force: true })
     } catch {

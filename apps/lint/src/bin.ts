@@ -14,4 +14,8 @@ const [{ runMain }, { layer }, { main }] = await Promise.all([
   import("./main.ts")
 ])
 
-main({ runMain, layer })
+// The bin starts the resident linter (Daemon.ts) as `svc-lint --svc-lint-internal-serve SOCKET IDLE_MS`.
+if (process.argv[2] === "--svc-lint-internal-serve") {
+  const { serve } = await import("./Daemon.ts")
+  serve({ runMain, layer }, { socket: process.argv[3]!, idleMs: Number(process.argv[4]) })
+} else main({ runMain, layer })

@@ -10,7 +10,7 @@ import type { layer } from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect } from "effect"
 import { CliError, Command } from "effect/cli"
 import { cli } from "./Cli.ts"
-import { UsageError } from "./Exit.ts"
+import { LintFailed, UsageError } from "./Exit.ts"
 import { VERSION } from "./Version.ts"
 
 /** The Node runtime: `NodeRuntime.runMain` and `NodeServices.layer`. */
@@ -19,16 +19,17 @@ export interface Platform {
   readonly layer: typeof layer
 }
 
-/** Runs svc-lint on `process.argv`; the process exits with its exit code. */
-export const main = (platform: Platform): void =>
-  Command.run(cli, { version: VERSION }).pipe(
-    // Exit codes: LintFailed (1) and UsageError (2) carry theirs; a bad command line is a usage
-    // error; anything else is an internal error, also 2, so it never passes for "problems found".
-    Effect.catchCause((cause) => {
+/**
+ * Exit codes: LintFailed (1) and UsageError (2) carry theirs; a bad command line is a usage error;
+ * anything else is an internal error, also 2, so it never passes for "problems found".
+ */
+export const withExitCodes = <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, LintFailed | UsageError, R> =>
+  run.pipe(
+    Effect.catchCause((cause): Effect.Effect<never, LintFailed | UsageError> => {
       const failure = Cause.squash(cause)
-      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
       if (typeof failure === "object" && failure !== null && "_tag" in failure) {
-        if (failure._tag === "LintFailed" || failure._tag === "UsageError") return Effect.fail(failure)
+        if (failure instanceof LintFailed || failure instanceof UsageError) return Effect.fail(failure)
       }
       // effect/cli has already printed the help and what was wrong with the command line.
       if (CliError.isCliError(failure)) return Effect.fail(new UsageError({ message: failure._tag }))
@@ -36,7 +37,16 @@ export const main = (platform: Platform): void =>
         Console.error(`svc-lint: internal error\n${Cause.pretty(cause)}`),
         Effect.fail(new UsageError({ message: "internal error" }))
       )
-    }),
+    })
+  )
+
+/** svc-lint on an explicit argument list (the resident linter's requests, Daemon.ts). */
+export const runArgs = (args: ReadonlyArray<string>) => withExitCodes(Command.runWith(cli, { version: VERSION })(args))
+
+/** Runs svc-lint on `process.argv`; the process exits with its exit code. */
+export const main = (platform: Platform): void =>
+  Command.run(cli, { version: VERSION }).pipe(
+    withExitCodes,
     Effect.provide(platform.layer),
     platform.runMain
   )

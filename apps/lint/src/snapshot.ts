@@ -5,6 +5,7 @@
 // JavaScript (docs/decisions/0202). What cannot live in a snapshot is loaded when the process
 // runs: the Node runtime modules (they hold child-process and readline handles).
 import * as v8 from "node:v8"
+import { serve, SERVE_ARGUMENT } from "./Daemon.ts"
 import { main } from "./main.ts"
 
 v8.startupSnapshot.setDeserializeMainFunction(() => {
@@ -14,5 +15,10 @@ v8.startupSnapshot.setDeserializeMainFunction(() => {
   void Promise.all([
     import("@effect/platform-node/NodeRuntime"),
     import("@effect/platform-node/NodeServices")
-  ]).then(([{ runMain }, { layer }]) => main({ runMain, layer }))
+  ]).then(([{ runMain }, { layer }]) =>
+    // The bin starts the resident linter as `svc-lint --svc-lint-internal-serve SOCKET IDLE_MS`.
+    process.argv[2] === SERVE_ARGUMENT
+      ? serve({ runMain, layer }, { socket: process.argv[3]!, idleMs: Number(process.argv[4]) })
+      : main({ runMain, layer })
+  )
 })

@@ -13,8 +13,10 @@ import { defaultSourceExtensions, discover, type Discovery, type InputFile } fro
 import { LintFailed, UsageError } from "../Exit.ts"
 import { compileAll } from "../Glob.ts"
 import type { Level } from "../Level.ts"
+import { LintCacheMemory } from "../LintCacheMemory.ts"
 import * as LintConfig from "../LintConfig.ts"
 import { lintAll, type LintContext, skippedProblem, upcomingUntil } from "../Linter.ts"
+import { CurrentOutput } from "../Output.ts"
 import { compare, type Problem } from "../Problem.ts"
 import { failing, type Report } from "../Report.ts"
 import { defaultLegacySipHosts } from "../rules/SourcePatterns.ts"
@@ -100,6 +102,21 @@ export const checkConfig = {
     Flag.withDescription("Cache file, or a folder to hold .svc-lint-cache (default: .svc-lint-cache here)"),
     Flag.optional
   ),
+  daemon: Flag.Boolean("daemon").pipe(
+    Flag.withDescription(
+      "Run in this folder's resident svc-lint (started on first use, stopped after 15 idle minutes): same report, " +
+        "without the start-up (the svc-lint bin)"
+    ),
+    Flag.withDefault(false)
+  ),
+  daemonStop: Flag.Boolean("daemon-stop").pipe(
+    Flag.withDescription("Stop this folder's resident svc-lint, if one runs, and exit (the svc-lint bin)"),
+    Flag.withDefault(false)
+  ),
+  daemonStatus: Flag.Boolean("daemon-status").pipe(
+    Flag.withDescription("Print this folder's resident svc-lint as JSON, if one runs, and exit (the svc-lint bin)"),
+    Flag.withDefault(false)
+  ),
   color: Flag.Boolean("color").pipe(
     Flag.withDescription("Colour the stylish output (default: when stdout is a terminal and NO_COLOR is unset)"),
     Flag.optional
@@ -125,6 +142,9 @@ type CheckInput = {
   readonly maxFileSize: number
   readonly cache: boolean
   readonly cacheLocation: Option.Option<string>
+  readonly daemon: boolean
+  readonly daemonStop: boolean
+  readonly daemonStatus: boolean
   readonly color: Option.Option<boolean>
 }
 
@@ -275,12 +295,18 @@ const openCache = Effect.fnUntraced(function*(
     ? undefined
     : yield* attempt(() => ({ path: suppressions.path, bytes: fs.readFileSync(suppressions.path) }))
   const key = LintCache.runKey({ cwd, ctx, suppressions: suppressionsBytes })
-  const state = LintCache.open(LintCache.resolveLocation(cwd, Option.getOrUndefined(location)), cwd, key)
-  return { LintCache, state, now }
+  const memory = yield* LintCacheMemory
+  const state = LintCache.open(LintCache.resolveLocation(cwd, Option.getOrUndefined(location)), cwd, key, memory)
+  return { LintCache, state, now, memory }
 })
 
 /** The root command's handler. */
 export const runCheck = Effect.fn("svc-lint.check")(function*(input: CheckInput) {
+  // The bin answers these before a linter runs (bin/daemon-client.mjs); here there is no bin: a
+  // run given --daemon simply runs, and stopping or asking for a resident linter needs the bin.
+  if (input.daemonStop || input.daemonStatus) {
+    return yield* usage(`${input.daemonStop ? "--daemon-stop" : "--daemon-status"} needs the svc-lint bin`)
+  }
   const outputs = resolveOutputs(input.format, input.output)
   if ("error" in outputs) return yield* usage(outputs.error)
   if (input.fix && input.fixDryRun) return yield* usage("--fix and --fix-dry-run cannot be combined")
@@ -307,7 +333,10 @@ export const runCheck = Effect.fn("svc-lint.check")(function*(input: CheckInput)
     const { applyAll } = yield* Effect.promise(() => import("../Fixer.ts"))
     const result = applyAll(cwd, run.problems, { write: input.fix })
     if (input.fixDryRun) {
-      if (result.diff.length > 0) yield* Effect.sync(() => process.stdout.write(result.diff))
+      if (result.diff.length > 0) {
+        const output = yield* CurrentOutput
+        output.write(result.diff)
+      }
     } else if (result.files.length > 0) {
       // Report what is left in the fixed files. Their bytes changed, so with --cache they are
       // linted again and their entries replaced.
@@ -321,7 +350,7 @@ export const runCheck = Effect.fn("svc-lint.check")(function*(input: CheckInput)
   }
 
   if (cache !== undefined) {
-    const failure = cache.LintCache.save(cache.state)
+    const failure = cache.LintCache.save(cache.state, cache.memory)
     if (failure !== undefined) yield* Console.error(`svc-lint: warning: ${failure}`)
   }
 
@@ -369,14 +398,15 @@ export const runCheck = Effect.fn("svc-lint.check")(function*(input: CheckInput)
   const stepSummaryFile = yield* Config.option(Config.String("GITHUB_STEP_SUMMARY")).pipe(
     Effect.orElseSucceed(() => Option.none<string>())
   )
+  const output = yield* CurrentOutput
   const color = Option.getOrElse(
     input.color,
-    () => process.stdout.isTTY === true && Option.getOrElse(noColor, () => "") === ""
+    () => output.isTTY && Option.getOrElse(noColor, () => "") === ""
   )
   for (const [format, file] of outputs.targets) {
     const reporter = yield* Effect.promise(() => loadReporter(format))
     const text = reporter(report, { color: file === undefined && color })
-    if (file === undefined) yield* Effect.sync(() => process.stdout.write(text))
+    if (file === undefined) yield* Effect.sync(() => output.write(text))
     else yield* attempt(() => writeFile(nodePath.resolve(cwd, file), text))
     if (format === "github" && Option.isSome(stepSummaryFile) && stepSummaryFile.value !== "") {
       const { stepSummary } = yield* Effect.promise(() => import("../reporters/Github.ts"))
