@@ -8,9 +8,7 @@
 // 2. the bundle `dist/svc-lint.mjs` (one file: no module resolution or type stripping);
 // 3. the TypeScript sources (Node >= 22.18).
 // `npm run build -w @svc/lint` builds 1 and 2.
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as Module from "node:module"
 import * as path from "node:path"
 
 const here = path.dirname(new URL(import.meta.url).pathname)
@@ -78,14 +76,16 @@ if (daemon?.mode !== undefined) {
   if (code !== undefined) {
     process.exitCode = code
   } else {
-    runHere(daemon.args)
+    await runHere(daemon.args)
   }
 } else {
-  runHere(args)
+  await runHere(args)
 }
 
-function runHere(argv) {
+async function runHere(argv) {
   if (blob !== undefined) {
+    // Loaded here, not up front: a run through the resident linter never needs it.
+    const { spawnSync } = await import("node:child_process")
     // The child shares our stdio and process group (Ctrl-C reaches both); we wait, then leave as it did.
     const child = spawnSync(process.execPath, ["--snapshot-blob", blob, "--", ...argv], { stdio: "inherit" })
     if (child.error) throw child.error
@@ -94,6 +94,7 @@ function runHere(argv) {
   }
   process.argv.splice(2, process.argv.length - 2, ...argv)
   // Before the bundle loads: V8 then reuses its compiled code from the second run on.
+  const Module = await import("node:module")
   Module.enableCompileCache?.()
   return import(bundleCurrent ? bundle : "../src/bin.ts")
 }

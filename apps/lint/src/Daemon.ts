@@ -26,7 +26,9 @@ import { Cause, ConfigProvider, Console, Effect, Exit, Layer, ManagedRuntime, Ru
 import { TerminalCapabilities } from "effect/cli"
 import * as fs from "node:fs"
 import * as net from "node:net"
+import * as nodePath from "node:path"
 import { format } from "node:util"
+import * as FileWatch from "./FileWatch.ts"
 import { LintCacheMemory, make as makeMemory } from "./LintCacheMemory.ts"
 import { type Platform, runArgs } from "./main.ts"
 import { CurrentOutput } from "./Output.ts"
@@ -105,8 +107,13 @@ export const serve = (platform: Platform, options: ServeOptions): void => {
   }
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => shutdown(0))
 
+  // SVC_LINT_DAEMON_TRACE=1 in the environment that starts the server: one line per run in its log.
+  const trace = (process.env.SVC_LINT_DAEMON_TRACE ?? "") !== ""
   const run = async (request: RunRequest, send: (message: object) => void): Promise<void> => {
     requests++
+    const begun = performance.now()
+    // Every change made before this request is known to the watch before the run looks.
+    await watch?.sync()
     const out = (text: string) => send({ o: text })
     const err = (text: string) => send({ e: text })
     // What the commands print with Console (util.format, as the global console formats).
@@ -134,9 +141,19 @@ export const serve = (platform: Platform, options: ServeOptions): void => {
         Effect.provideService(LintCacheMemory, memory)
       )
     )
-    send({ exit: exitCodeOf(exit) })
+    const code = exitCodeOf(exit)
+    send({ exit: code })
+    if (trace) {
+      process.stderr.write(
+        `${new Date().toISOString()} run ${(performance.now() - begun).toFixed(1)} ms, exit ${code}: ${
+          request.args.join(" ")
+        }\n`
+      )
+    }
   }
-  const memory = makeMemory()
+  // Folders are watched so unchanged files need no stat; the cookies go next to the socket.
+  const watch = FileWatch.make(nodePath.dirname(options.socket))
+  const memory = makeMemory(watch)
 
   const server = net.createServer((socket) => {
     if (idleTimer !== undefined) clearTimeout(idleTimer)

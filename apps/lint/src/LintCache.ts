@@ -30,6 +30,7 @@ import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import { codeIdentity } from "./CodeIdentity.ts"
 import { type FileFormat, type InputFile, relativeTo } from "./Discovery.ts"
+import type { FileWatch } from "./FileWatch.ts"
 import type { Memory } from "./LintCacheMemory.ts"
 import type { LintConfig } from "./LintConfig.ts"
 import { type FileOutcome, type LintContext, lintInput, type LintRun, readInput } from "./Linter.ts"
@@ -77,6 +78,8 @@ export interface CacheState {
   readonly previous: ReadonlyMap<string, Entry>
   readonly next: Map<string, Entry>
   readonly visited: Set<string>
+  /** The resident linter's watch: files it vouches for are not stat'ed (FileWatch.ts). */
+  readonly watch: Pick<FileWatch, "trusted" | "checked"> | undefined
   /** Files whose problems came from the cache / were linted. */
   hits: number
   misses: number
@@ -210,6 +213,7 @@ export const open = (location: string, cwd: string, key: string, memory?: Memory
     previous: entries,
     next: new Map(),
     visited: new Set(),
+    watch: memory?.watch,
     hits: 0,
     misses: 0,
     dirty: status !== "loaded"
@@ -302,12 +306,20 @@ export const lintAll = (
     state.visited.add(key)
     const old = state.previous.get(key)
     const known = old !== undefined && old[0] === file.format ? old : undefined
+    const watch = file.linked === true ? undefined : state.watch
     if (known !== undefined && known[2] >= 0) {
+      if (watch?.trusted(file.path) === true) {
+        state.hits++
+        state.next.set(key, known)
+        take(known[6])
+        continue
+      }
       const stat = fs.statSync(file.path, { throwIfNoEntry: false })
       if (
         stat !== undefined && stat.size === known[1] && stat.mtimeMs === known[2] && stat.ctimeMs === known[3] &&
         stat.ino === known[4]
       ) {
+        watch?.checked(file.path, stat)
         state.hits++
         state.next.set(key, known)
         take(known[6])
@@ -330,6 +342,7 @@ export const lintAll = (
     const trusted = stat.mtimeMs < racyAfter && stat.ctimeMs < racyAfter
     const head = [file.format, stat.size, trusted ? stat.mtimeMs : -1, trusted ? stat.ctimeMs : -1] as const
     const ino = trusted ? stat.ino : -1
+    if (trusted) watch?.checked(file.path, stat)
     if (known !== undefined && known[5] === digest) {
       const entry: Entry = [...head, ino, digest, known[6]]
       state.hits++
@@ -353,6 +366,21 @@ export const lintAll = (
 }
 
 /**
+ * Each stored entry's JSON, kept while the entry lives: an entry is immutable, and an unchanged
+ * file's entry is the same object run after run, so a process that saves the cache again (the
+ * resident linter, decision 0642) encodes only the entries that changed. The bytes are those of
+ * `JSON.stringify` of the whole list.
+ */
+const encoded = new WeakMap<Entry, { readonly key: string; readonly json: string }>()
+const entryJson = ([key, entry]: [string, Entry]): string => {
+  const known = encoded.get(entry)
+  if (known !== undefined && known.key === key) return known.json
+  const json = JSON.stringify([key, entry])
+  encoded.set(entry, { key, json })
+  return json
+}
+
+/**
  * Writes the cache when it changed: the entries of this run, then those of files it did not visit
  * that still exist. Atomic (temporary file, then rename). Returns an error message instead of
  * failing: the lint's result never depends on whether its cache could be written.
@@ -367,7 +395,7 @@ export const save = (state: CacheState, memory?: Memory): string | undefined => 
     memory?.set(state.location, state.key, state.next)
     return undefined
   }
-  const body = JSON.stringify([...state.next])
+  const body = `[${Array.from(state.next, entryJson).join(",")}]`
   const header = JSON.stringify({ format: FORMAT, version: VERSION_OF_FORMAT, key: state.key, checksum: sha256(body) })
   const temporary = `${state.location}.${process.pid}.tmp`
   try {

@@ -9,6 +9,7 @@
  */
 import { Context } from "effect"
 import * as fs from "node:fs"
+import type { FileWatch } from "./FileWatch.ts"
 
 /** What a run keeps of a cache it loaded or saved. */
 export interface Remembered {
@@ -23,6 +24,8 @@ export interface Memory {
   readonly get: (location: string, key: string) => ReadonlyMap<string, unknown> | undefined
   readonly set: (location: string, key: string, entries: ReadonlyMap<string, unknown>) => void
   readonly forget: (location: string) => void
+  /** The watch that vouches for unchanged files, when the folders can be watched. */
+  readonly watch: FileWatch | undefined
 }
 
 /** The file's identity as far as a stat can tell; `undefined` when it cannot be read. */
@@ -32,7 +35,7 @@ export const stampOf = (location: string): string | undefined => {
 }
 
 /** A store held by one process. */
-export const make = (): Memory => {
+export const make = (watch?: FileWatch): Memory => {
   const copies = new Map<string, Remembered>()
   return {
     get: (location, key) => {
@@ -49,7 +52,8 @@ export const make = (): Memory => {
       if (stamp === undefined) copies.delete(location)
       else copies.set(location, { key, entries, stamp })
     },
-    forget: (location) => void copies.delete(location)
+    forget: (location) => void copies.delete(location),
+    watch
   }
 }
 

@@ -4,7 +4,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { hashSources } from "../src/CodeIdentity.ts"
 import { defaultSourceExtensions, discover } from "../src/Discovery.ts"
+import * as FileWatch from "../src/FileWatch.ts"
 import * as LintCache from "../src/LintCache.ts"
+import * as LintCacheMemory from "../src/LintCacheMemory.ts"
 import * as LintConfig from "../src/LintConfig.ts"
 import { lintAll, type LintContext, skippedProblem, upcomingUntil } from "../src/Linter.ts"
 import { compare, type Problem } from "../src/Problem.ts"
@@ -66,7 +68,7 @@ const mulberry32 = (seed: number) => () => {
 interface Options {
   readonly asOf: string
   readonly config: unknown
-  readonly cache?: { readonly location: string; readonly now: number }
+  readonly cache?: { readonly location: string; readonly now: number; readonly memory?: LintCacheMemory.Memory }
 }
 
 /** One run as `svc-lint` does it (check.ts), rendered in every format. */
@@ -85,7 +87,15 @@ const run = async (dir: string, options: Options) => {
     fileSuppressions: suppressions.entries,
     inlineSuppressions: true
   }
-  const found = discover(["."], { cwd: dir, ignored: () => false, sourceExtensions: new Set(defaultSourceExtensions) })
+  // The resident linter's order (Daemon.ts): the watch's barrier, then the walk, which watches.
+  const memory = options.cache?.memory
+  await memory?.watch?.sync()
+  const found = discover(["."], {
+    cwd: dir,
+    ignored: () => false,
+    sourceExtensions: new Set(defaultSourceExtensions),
+    onFolder: memory?.watch?.folder
+  })
   let state: LintCache.CacheState | undefined
   let lint
   if (options.cache === undefined) lint = lintAll(ctx, found.files)
@@ -95,9 +105,9 @@ const run = async (dir: string, options: Options) => {
       ctx,
       suppressions: { path: suppressionsPath, bytes: fs.readFileSync(suppressionsPath) }
     })
-    state = LintCache.open(options.cache.location, dir, key)
+    state = LintCache.open(options.cache.location, dir, key, memory)
     lint = LintCache.lintAll(ctx, found.files, state, options.cache.now)
-    assert.strictEqual(LintCache.save(state), undefined)
+    assert.strictEqual(LintCache.save(state, memory), undefined)
   }
   const problems: Array<Problem> = [...lint.problems]
   for (const s of found.skipped) {
@@ -213,6 +223,68 @@ describe("LintCache", () => {
     }
     assert.isAtLeast(plan.length, 10)
   }, 600_000)
+
+  it(
+    "in the resident linter (memory and folder watch) reports what an uncached run reports, skipping unchanged files' stat",
+    async () => {
+      const dir = tempDir()
+      writeCorpus(dir, { configs: 600, sources: 40, seed: 5 })
+      writeTree(dir, SPECIAL)
+      const location = path.join(tempDir(), "lint-cache")
+      const watch = FileWatch.make(tempDir())!
+      let vouched = 0
+      const memory = LintCacheMemory.make({
+        ...watch,
+        trusted: (file) => {
+          const answer = watch.trusted(file)
+          if (answer) vouched++
+          return answer
+        }
+      })
+      const rnd = mulberry32(7)
+      const now = Date.now() + 3_600_000
+      const uncachable = 2
+      for (
+        const [round, step] of ["first", "unchanged", "edits", "same size and mtime", "edits", "unchanged"].entries()
+      ) {
+        const files = allFiles(dir).filter((f) => f.endsWith(".json") || f.endsWith(".yaml"))
+        let changed = 0
+        if (step === "edits") {
+          const picked = new Set(Array.from({ length: 10 }, () => files[Math.floor(rnd() * files.length)]!))
+          for (const file of picked) edit(rnd, file)
+          changed = picked.size
+        } else if (step === "same size and mtime") {
+          // What git's checkout of an older tree or `cp -p` can do: other bytes of the same length and
+          // the old mtime. Only ctime (and the watch's event) tells.
+          const picked = new Set(Array.from({ length: 10 }, () => files[Math.floor(rnd() * files.length)]!))
+          for (const file of picked) {
+            const before = fs.statSync(file)
+            const text = fs.readFileSync(file, "utf8")
+            const swapped = text.includes("en-US") ? text.replace("en-US", "multi") : text.replace("multi", "en-US")
+            const other = swapped !== text ? swapped : `${text.slice(0, -1)}${text.endsWith(" ") ? "\t" : " "}`
+            assert.strictEqual(other.length, text.length)
+            assert.notStrictEqual(other, text)
+            fs.writeFileSync(file, other)
+            fs.utimesSync(file, before.atime, before.mtime)
+          }
+          changed = picked.size
+        }
+        vouched = 0
+        const plain = await run(dir, { asOf: "2026-11-01", config: undefined })
+        const resident = await run(dir, { asOf: "2026-11-01", config: undefined, cache: { location, now, memory } })
+        assert.strictEqual(resident.text, plain.text, `round ${round} (${step})`)
+        const state = resident.state!
+        if (step === "first") assert.strictEqual(state.misses, plain.files)
+        else {
+          assert.strictEqual(state.misses, changed + uncachable, `round ${round} (${step}) misses`)
+          // Every unchanged file the watch could see was taken without a stat (the run before checked it).
+          assert.isAtLeast(vouched, plain.files - changed - uncachable - 20, `round ${round} (${step}) vouched`)
+        }
+      }
+      watch.close()
+    },
+    300_000
+  )
 
   it("ignores and rewrites a corrupt, truncated, tampered or foreign cache file", async () => {
     const dir = project(SPECIAL)

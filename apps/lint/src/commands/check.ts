@@ -233,6 +233,7 @@ export const prepare = Effect.fnUntraced(function*(input: {
   readonly maxFileSize: number
 }) {
   const cwd = process.cwd()
+  const memory = yield* LintCacheMemory
   const asOf = yield* AsOf.resolve(input.asOf)
   const config = yield* attempt(() => LintConfig.load(cwd, Option.getOrUndefined(input.config)))
   const days = Option.getOrUndefined(input.upcomingDays) ?? config.upcomingDays ?? 30
@@ -252,7 +253,7 @@ export const prepare = Effect.fnUntraced(function*(input: {
     ...input.ext.map((e) => (e.startsWith(".") ? e : `.${e}`).toLowerCase())
   ])
   const inputs = input.paths.length === 0 ? ["."] : input.paths
-  const found = discover(inputs, { cwd, ignored, sourceExtensions })
+  const found = discover(inputs, { cwd, ignored, sourceExtensions, onFolder: memory?.watch?.folder })
   if (!input.allowEmpty && found.unmatched.length > 0) {
     return yield* usage(
       `no files match ${found.unmatched.map((u) => `"${u}"`).join(", ")} (use --allow-empty to allow)`
