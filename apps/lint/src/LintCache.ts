@@ -14,8 +14,13 @@
  *   any write changes it; a file whose mtime or ctime was within `RACY_MS` of the run's start when
  *   it was read could have changed again within the same timestamp tick, so its stat is not
  *   recorded and the next run checks its bytes ("racily clean" in git's terms).
- * - File. A header line (format, version, run key, SHA-256 of the body) then one JSON line of
- *   entries; written to a temporary file and renamed over the old one. A missing, unreadable,
+ * - File. A header line (format, version, run key, SHA-256 of the body), one JSON line of entries,
+ *   then journal lines: a run that changed few entries appends them (`<checksum> [[path, entry or
+ *   null], ...]`, the checksum chained to the body's) instead of rewriting ~1 MB for 10,000 files;
+ *   past a share of the body the file is rewritten whole, to a temporary file renamed over the old
+ *   one. A journal line that does not check out (torn by a crash, or appended to a file another run
+ *   replaced meanwhile) is skipped: any subset of entries is sound, each being checked against the
+ *   file's stat or bytes before use. A missing, unreadable,
  *   corrupt (checksum) or foreign (format, version, key) cache is ignored and rewritten, never an
  *   error. Entries of deleted files are dropped; entries of files this run did not visit are kept
  *   while the file exists.
@@ -46,7 +51,11 @@ export const DEFAULT_FILE = ".svc-lint-cache"
 
 const FORMAT = "svc-lint-cache"
 /** Bumped whenever the entry layout or what an outcome holds changes. */
-const VERSION_OF_FORMAT = 1
+const VERSION_OF_FORMAT = 2
+
+/** A journal longer than this share of the entries (or than `JOURNAL_MIN`) is folded into a rewrite. */
+const JOURNAL_SHARE = 0.125
+const JOURNAL_MIN = 1_024
 
 /** How recent a file's mtime/ctime may be at read time before its stat is not trusted. */
 export const RACY_MS = 3_000
@@ -76,6 +85,8 @@ export interface CacheState {
   readonly key: string
   readonly status: LoadStatus
   readonly previous: ReadonlyMap<string, Entry>
+  /** The loaded file's body checksum, which journal lines chain to; with the entries they hold. */
+  readonly base: { readonly checksum: string; readonly journalled: number } | undefined
   readonly next: Map<string, Entry>
   readonly visited: Set<string>
   /** The resident linter's watch: files it vouches for are not stat'ed (FileWatch.ts). */
@@ -169,8 +180,48 @@ const isEntry = (u: unknown): u is [string, Entry] => {
       typeof e[6].s === "number" && Array.isArray(e[6].u)))
 }
 
+/** What a cache file holds for a run: its entries, and where journal lines may be appended. */
+export interface Loaded {
+  readonly status: LoadStatus
+  readonly entries: Map<string, Entry>
+  readonly base?: { readonly checksum: string; readonly journalled: number } | undefined
+}
+
+const journalChecksum = (base: string, changes: string) => sha256(`${base}\n${changes}`)
+
+/** Applies the journal lines after the body; returns how many entries they held. */
+const replay = (journal: string, base: string, entries: Map<string, Entry>): number => {
+  let journalled = 0
+  for (const line of journal.split("\n")) {
+    const space = line.indexOf(" ")
+    if (space < 0) continue
+    const changes = line.slice(space + 1)
+    if (line.slice(0, space) !== journalChecksum(base, changes)) continue
+    let list: unknown
+    try {
+      list = JSON.parse(changes)
+    } catch {
+      continue
+    }
+    if (
+      !Array.isArray(list) ||
+      !list.every((c) =>
+        isEntry(c) || (Array.isArray(c) && c.length === 2 && typeof c[0] === "string" && c[1] === null)
+      )
+    ) {
+      continue
+    }
+    for (const [path, entry] of list as Array<[string, Entry | null]>) {
+      if (entry === null) entries.delete(path)
+      else entries.set(path, entry)
+      journalled++
+    }
+  }
+  return journalled
+}
+
 /** Reads the cache at `location` for a run with `key`; anything unusable reads as empty. */
-export const load = (location: string, key: string): { status: LoadStatus; entries: Map<string, Entry> } => {
+export const load = (location: string, key: string): Loaded => {
   let text: string
   try {
     text = fs.readFileSync(location, "utf8")
@@ -186,11 +237,16 @@ export const load = (location: string, key: string): { status: LoadStatus; entri
       !("version" in header) || header.version !== VERSION_OF_FORMAT
     ) return { status: "foreign", entries: new Map() }
     if (!("key" in header) || header.key !== key) return { status: "stale", entries: new Map() }
-    const body = text.slice(newline + 1)
-    if (!("checksum" in header) || header.checksum !== sha256(body)) return { status: "corrupt", entries: new Map() }
+    const end = text.indexOf("\n", newline + 1)
+    const body = end < 0 ? text.slice(newline + 1) : text.slice(newline + 1, end)
+    if (!("checksum" in header) || typeof header.checksum !== "string" || header.checksum !== sha256(body)) {
+      return { status: "corrupt", entries: new Map() }
+    }
     const list: unknown = JSON.parse(body)
     if (!Array.isArray(list) || !list.every(isEntry)) return { status: "corrupt", entries: new Map() }
-    return { status: "loaded", entries: new Map(list) }
+    const entries = new Map(list)
+    const journalled = end < 0 ? 0 : replay(text.slice(end + 1), header.checksum, entries)
+    return { status: "loaded", entries, base: { checksum: header.checksum, journalled } }
   } catch {
     return { status: "corrupt", entries: new Map() }
   }
@@ -201,16 +257,15 @@ export const load = (location: string, key: string): { status: LoadStatus; entri
  * file it wrote itself, while the file is unchanged.
  */
 export const open = (location: string, cwd: string, key: string, memory?: Memory): CacheState => {
-  const remembered = memory?.get(location, key) as Map<string, Entry> | undefined
-  const { entries, status } = remembered === undefined
-    ? load(location, key)
-    : { entries: remembered, status: "loaded" as const }
+  const remembered = memory?.get(location, key) as Loaded | undefined
+  const { base, entries, status } = remembered ?? load(location, key)
   return {
     location,
     cwd,
     key,
     status,
     previous: entries,
+    base,
     next: new Map(),
     visited: new Set(),
     watch: memory?.watch,
@@ -296,6 +351,7 @@ export const lintAll = (
   let suppressed = 0
   const racyAfter = now - RACY_MS
   const take = (stored: StoredOutcome) => {
+    if (stored === 0) return // a clean file: most of them
     const outcome = decode(stored)
     for (const p of outcome.problems) problems.push(p)
     for (const u of outcome.used) usedEntries.add(u)
@@ -380,6 +436,25 @@ const entryJson = ([key, entry]: [string, Entry]): string => {
   return json
 }
 
+/** Appends `line` to an existing file; the error code or message when it cannot. */
+const append = (location: string, line: string): string | undefined => {
+  let fd: number
+  try {
+    fd = fs.openSync(location, fs.constants.O_WRONLY | fs.constants.O_APPEND)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return code === "ENOENT" ? code : error instanceof Error ? error.message : String(error)
+  }
+  try {
+    fs.writeSync(fd, line)
+    return undefined
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 /**
  * Writes the cache when it changed: the entries of this run, then those of files it did not visit
  * that still exist. Atomic (temporary file, then rename). Returns an error message instead of
@@ -391,18 +466,45 @@ export const save = (state: CacheState, memory?: Memory): string | undefined => 
     if (fs.existsSync(nodePath.resolve(state.cwd, key))) state.next.set(key, entry)
     else state.dirty = true
   }
+  const remember = (base: Loaded["base"]) =>
+    memory?.set(state.location, state.key, { status: "loaded", entries: state.next, base } satisfies Loaded)
   if (!state.dirty) {
-    memory?.set(state.location, state.key, state.next)
+    remember(state.base)
     return undefined
   }
+  // Few changes to a file this run loaded: append them.
+  if (state.base !== undefined) {
+    const changes: Array<[string, Entry | null]> = []
+    for (const [key, entry] of state.next) if (state.previous.get(key) !== entry) changes.push([key, entry])
+    for (const key of state.previous.keys()) if (!state.next.has(key)) changes.push([key, null])
+    const journalled = state.base.journalled + changes.length
+    if (journalled <= Math.max(JOURNAL_MIN, state.next.size * JOURNAL_SHARE)) {
+      if (changes.length === 0) {
+        remember(state.base)
+        return undefined
+      }
+      const json = JSON.stringify(changes)
+      const appended = append(state.location, `${journalChecksum(state.base.checksum, json)} ${json}\n`)
+      if (appended === undefined) {
+        remember({ checksum: state.base.checksum, journalled })
+        return undefined
+      }
+      // Gone since it was read: written whole below. Any other failure is the warning a rewrite would give.
+      if (appended !== "ENOENT") {
+        memory?.forget(state.location)
+        return `cannot write the cache ${state.location}: ${appended}`
+      }
+    }
+  }
   const body = `[${Array.from(state.next, entryJson).join(",")}]`
-  const header = JSON.stringify({ format: FORMAT, version: VERSION_OF_FORMAT, key: state.key, checksum: sha256(body) })
+  const checksum = sha256(body)
+  const header = JSON.stringify({ format: FORMAT, version: VERSION_OF_FORMAT, key: state.key, checksum })
   const temporary = `${state.location}.${process.pid}.tmp`
   try {
     fs.mkdirSync(nodePath.dirname(state.location), { recursive: true })
-    fs.writeFileSync(temporary, `${header}\n${body}`)
+    fs.writeFileSync(temporary, `${header}\n${body}\n`)
     fs.renameSync(temporary, state.location)
-    memory?.set(state.location, state.key, state.next)
+    remember({ checksum, journalled: 0 })
     return undefined
   } catch (error) {
     memory?.forget(state.location)

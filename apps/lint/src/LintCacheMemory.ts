@@ -14,15 +14,16 @@ import type { FileWatch } from "./FileWatch.ts"
 /** What a run keeps of a cache it loaded or saved. */
 export interface Remembered {
   readonly key: string
-  readonly entries: ReadonlyMap<string, unknown>
+  /** What LintCache.ts read or wrote (its entries and journal position). */
+  readonly loaded: unknown
   /** The cache file's stat right after this process wrote or read it. */
   readonly stamp: string
 }
 
 /** The store: one copy per cache location. */
 export interface Memory {
-  readonly get: (location: string, key: string) => ReadonlyMap<string, unknown> | undefined
-  readonly set: (location: string, key: string, entries: ReadonlyMap<string, unknown>) => void
+  readonly get: (location: string, key: string) => unknown
+  readonly set: (location: string, key: string, loaded: unknown) => void
   readonly forget: (location: string) => void
   /** The watch that vouches for unchanged files, when the folders can be watched. */
   readonly watch: FileWatch | undefined
@@ -45,12 +46,12 @@ export const make = (watch?: FileWatch): Memory => {
         copies.delete(location)
         return undefined
       }
-      return copy.entries
+      return copy.loaded
     },
-    set: (location, key, entries) => {
+    set: (location, key, loaded) => {
       const stamp = stampOf(location)
       if (stamp === undefined) copies.delete(location)
-      else copies.set(location, { key, entries, stamp })
+      else copies.set(location, { key, loaded, stamp })
     },
     forget: (location) => void copies.delete(location),
     watch

@@ -68,7 +68,12 @@ const mulberry32 = (seed: number) => () => {
 interface Options {
   readonly asOf: string
   readonly config: unknown
-  readonly cache?: { readonly location: string; readonly now: number; readonly memory?: LintCacheMemory.Memory }
+  readonly cache?: {
+    readonly location: string
+    readonly now: number
+    readonly memory?: LintCacheMemory.Memory
+    readonly beforeSave?: () => void
+  }
 }
 
 /** One run as `svc-lint` does it (check.ts), rendered in every format. */
@@ -107,6 +112,7 @@ const run = async (dir: string, options: Options) => {
     })
     state = LintCache.open(options.cache.location, dir, key, memory)
     lint = LintCache.lintAll(ctx, found.files, state, options.cache.now)
+    options.cache.beforeSave?.()
     assert.strictEqual(LintCache.save(state, memory), undefined)
   }
   const problems: Array<Problem> = [...lint.problems]
@@ -286,6 +292,67 @@ describe("LintCache", () => {
     300_000
   )
 
+  it(
+    "appends a run's few changes as a journal line, rewrites past a share, and skips a torn or foreign line",
+    async () => {
+      const dir = project(SPECIAL)
+      writeCorpus(dir, { configs: 1_150, sources: 10, seed: 3 })
+      const location = path.join(tempDir(), "cache")
+      const now = Date.now() + 3_600_000
+      const lines = () => fs.readFileSync(location, "utf8").split("\n").filter((l) => l !== "")
+      const same = async (label: string) => {
+        const plain = await run(dir, { asOf: "2026-11-01", config: undefined })
+        const cached = await run(dir, { asOf: "2026-11-01", config: undefined, cache: { location, now } })
+        assert.strictEqual(cached.text, plain.text, label)
+        return cached.state!
+      }
+      await same("first")
+      assert.strictEqual(lines().length, 2, "a first run writes the header and the body")
+      const files = allFiles(dir)
+      fs.appendFileSync(files[0]!, " ")
+      fs.rmSync(files[1]!)
+      const second = await same("one edit, one delete")
+      assert.strictEqual(second.misses, 1 + 2)
+      assert.strictEqual(lines().length, 3, "the changes went into one journal line")
+      assert.match(lines()[2]!, /^\S+ \[\[/)
+      const reloaded = LintCache.load(location, second.key)
+      assert.strictEqual(reloaded.status, "loaded")
+      assert.deepStrictEqual(reloaded.entries, second.next, "body plus journal is what the run kept")
+
+      // A line torn by a crash, and one chained to another file's body, are skipped; the rest applies.
+      const good = fs.readFileSync(location, "utf8")
+      fs.appendFileSync(files[2]!, " ")
+      await same("another edit")
+      const withThird = fs.readFileSync(location, "utf8")
+      const third = withThird.slice(good.length)
+      fs.writeFileSync(location, `${good}${third.slice(0, third.length / 2)}\n`)
+      const torn = await same("after a torn line")
+      assert.strictEqual(torn.misses, 1 + 2, "the torn line's entry is linted again, nothing else")
+      const foreign = `${"A".repeat(43)}= ${third.slice(third.indexOf(" ") + 1)}`
+      fs.writeFileSync(location, `${good}${foreign}`)
+      const skipped = await same("after a foreign line")
+      assert.strictEqual(skipped.misses, 1 + 2)
+
+      // Changes past the share: the whole file is rewritten; a cache deleted meanwhile is written whole.
+      for (const file of allFiles(dir).slice(0, 1_100)) fs.appendFileSync(file, " ")
+      await same("1,100 edits")
+      assert.strictEqual(lines().length, 2, "a long journal is folded into a rewrite")
+      fs.appendFileSync(files[3]!, " ")
+      const plain = await run(dir, { asOf: "2026-11-01", config: undefined })
+      const gone = await run(dir, {
+        asOf: "2026-11-01",
+        config: undefined,
+        cache: { location, now, beforeSave: () => fs.rmSync(location) }
+      })
+      assert.strictEqual(gone.text, plain.text)
+      assert.strictEqual(lines().length, 2, "a cache deleted during the run is written whole")
+      const after = LintCache.load(location, gone.state!.key)
+      assert.strictEqual(after.status, "loaded")
+      assert.deepStrictEqual(after.entries, gone.state!.next)
+    },
+    300_000
+  )
+
   it("ignores and rewrites a corrupt, truncated, tampered or foreign cache file", async () => {
     const dir = project(SPECIAL)
     writeCorpus(dir, { configs: 40, sources: 5 })
@@ -303,7 +370,7 @@ describe("LintCache", () => {
       // a problem's message changed in place: the checksum no longer matches
       tampered: { text: good.replace("\"level\":\"error\"", "\"level\":\"note\""), status: "corrupt" },
       "bad header": { text: `{"format":${good.slice(newline)}`, status: "corrupt" },
-      "other version": { text: good.replace("\"version\":1", "\"version\":999"), status: "foreign" },
+      "other version": { text: good.replace("\"version\":2", "\"version\":999"), status: "foreign" },
       "other tool": { text: "{\"format\":\"eslint\"}\n[]", status: "foreign" },
       "other run key": { text: good.replace(/"key":"[^"]+"/, "\"key\":\"x\""), status: "stale" }
     }
