@@ -9,7 +9,20 @@
 /** Every variable with one of these prefixes: the product's settings, present and future. */
 const PREFIXES = ["SVC_", "SCHEDULER_", "SIMULATED_DIALER_", "TWILIO_"]
 /** Variables without a product prefix that the product or the tests read. */
-const NAMES = ["DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "PORT", "HOST", "NO_COLOR", "UPDATE_GOLDEN", "TEST_SUMMARY"]
+const NAMES = [
+  "DATABASE_URL",
+  "REDIS_URL",
+  "LOG_LEVEL",
+  "PORT",
+  "HOST",
+  "NO_COLOR",
+  "UPDATE_GOLDEN",
+  "TEST_SUMMARY",
+  // where the resident linter's sockets go (apps/lint/bin/daemon-client.mjs), as os.tmpdir() reads them
+  "TMPDIR",
+  "TMP",
+  "TEMP"
+]
 
 /** Whether `name` is part of the test cache key. */
 const covered = (name) => NAMES.includes(name) || PREFIXES.some((prefix) => name.startsWith(prefix))

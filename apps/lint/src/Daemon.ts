@@ -27,7 +27,6 @@ import { TerminalCapabilities } from "effect/cli"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as nodePath from "node:path"
-import { format } from "node:util"
 import * as FileWatch from "./FileWatch.ts"
 import { LintCacheMemory, make as makeMemory } from "./LintCacheMemory.ts"
 import { type Platform, runArgs } from "./main.ts"
@@ -81,6 +80,9 @@ export interface ServeOptions {
  * started one each) leaves this one to exit at once.
  */
 export const serve = (platform: Platform, options: ServeOptions): void => {
+  // Loaded here, not imported: `node:util` checks the terminal's colours as it loads, and warns when
+  // NO_COLOR and FORCE_COLOR are both set; a plain run, whose bundle holds this module, must not.
+  const { format } = process.getBuiltinModule("node:util")
   const runtime = ManagedRuntime.make(platform.layer)
   const cwd = fs.realpathSync(process.cwd())
   const started = Date.now()

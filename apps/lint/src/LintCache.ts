@@ -421,21 +421,6 @@ export const lintAll = (
   return { problems, suppressed, files: files.length, usedEntries }
 }
 
-/**
- * Each stored entry's JSON, kept while the entry lives: an entry is immutable, and an unchanged
- * file's entry is the same object run after run, so a process that saves the cache again (the
- * resident linter, decision 0642) encodes only the entries that changed. The bytes are those of
- * `JSON.stringify` of the whole list.
- */
-const encoded = new WeakMap<Entry, { readonly key: string; readonly json: string }>()
-const entryJson = ([key, entry]: [string, Entry]): string => {
-  const known = encoded.get(entry)
-  if (known !== undefined && known.key === key) return known.json
-  const json = JSON.stringify([key, entry])
-  encoded.set(entry, { key, json })
-  return json
-}
-
 /** Appends `line` to an existing file; the error code or message when it cannot. */
 const append = (location: string, line: string): string | undefined => {
   let fd: number
@@ -496,7 +481,7 @@ export const save = (state: CacheState, memory?: Memory): string | undefined => 
       }
     }
   }
-  const body = `[${Array.from(state.next, entryJson).join(",")}]`
+  const body = JSON.stringify([...state.next])
   const checksum = sha256(body)
   const header = JSON.stringify({ format: FORMAT, version: VERSION_OF_FORMAT, key: state.key, checksum })
   const temporary = `${state.location}.${process.pid}.tmp`

@@ -20,7 +20,9 @@ const run = (form: keyof typeof forms, args: ReadonlyArray<string>) => {
   const result = spawnSync(process.execPath, [...forms[form], ...args], {
     cwd: project,
     encoding: "utf8",
-    env: { ...process.env, NO_COLOR: "1", GITHUB_STEP_SUMMARY: "" }
+    // FORCE_COLOR as CI's task runner sets it: with NO_COLOR too, Node warns on stderr when a form
+    // loads `node:util` up front (it did once: the bundle held the resident linter's import).
+    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "1", GITHUB_STEP_SUMMARY: "" }
   })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
