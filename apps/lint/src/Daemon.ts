@@ -101,6 +101,13 @@ export const serve = (platform: Platform, options: ServeOptions): void => {
     } catch {
       // gone already
     }
+    // The log the client opened for us (same name), when nothing went into it: no clutter in $TMPDIR.
+    try {
+      const log = options.socket.replace(/\.sock$/, ".log")
+      if (log !== options.socket && fs.statSync(log).size === 0) fs.rmSync(log)
+    } catch {
+      // none
+    }
     process.exit(code)
   }
   const armIdle = () => {

@@ -294,6 +294,7 @@ describe("svc-lint --daemon", () => {
     assert.strictEqual(stop.stderr, `svc-lint: stopped the resident linter (pid ${running.pid})\n`)
     await eventually(() => !alive(running.pid!), "the stopped server ends")
     assert.isFalse(fs.existsSync(running.socket), "a stopped server removes its socket")
+    assert.isFalse(fs.existsSync(running.socket.replace(/\.sock$/, ".log")), "and its log, when empty")
     assert.deepStrictEqual(status(dir, env), { running: false, socket: running.socket })
     assert.strictEqual(
       runBin(dir, ["--daemon-stop"], env).stderr,
