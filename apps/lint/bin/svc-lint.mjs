@@ -59,10 +59,9 @@ const sources = path.join(here, "..", "src", "bin.ts")
 // --daemon, --daemon-stop, --daemon-status: through this folder's resident linter
 // (daemon-client.mjs); it answers undefined when this process must run the linter itself.
 const args = process.argv.slice(2)
-const { daemonMode } = args.some((a) => a.startsWith("--daemon")) ? await import("./daemon-client.mjs") : {}
-const daemon = daemonMode?.(args)
+const client = args.some((a) => a.startsWith("--daemon")) ? await import("./daemon-client.mjs") : undefined
+const daemon = client?.daemonMode(args)
 if (daemon?.mode !== undefined) {
-  const { viaDaemon } = await import("./daemon-client.mjs")
   const program = blob !== undefined
     ? ["--snapshot-blob", blob, "--"]
     : [bundleCurrent ? bundle : sources]
@@ -72,7 +71,7 @@ if (daemon?.mode !== undefined) {
     fs.statSync(blob ?? (bundleCurrent ? bundle : sources)).mtimeMs,
     blob === undefined && !bundleCurrent ? newestOfSources() : 0
   ])
-  const code = await viaDaemon({ mode: daemon.mode, args: daemon.args, program, programId })
+  const code = await client.viaDaemon({ mode: daemon.mode, args: daemon.args, program, programId })
   if (code !== undefined) {
     process.exitCode = code
   } else {

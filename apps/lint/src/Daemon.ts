@@ -116,6 +116,9 @@ export const serve = (platform: Platform, options: ServeOptions): void => {
   }
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => shutdown(0))
 
+  // Folders are watched so unchanged files need no stat; the cookies go next to the socket.
+  const watch = FileWatch.make(nodePath.dirname(options.socket))
+  const memory = makeMemory(watch)
   // SVC_LINT_DAEMON_TRACE=1 in the environment that starts the server: one line per run in its log.
   const trace = (process.env.SVC_LINT_DAEMON_TRACE ?? "") !== ""
   const run = async (request: RunRequest, send: (message: object) => void): Promise<void> => {
@@ -160,9 +163,6 @@ export const serve = (platform: Platform, options: ServeOptions): void => {
       )
     }
   }
-  // Folders are watched so unchanged files need no stat; the cookies go next to the socket.
-  const watch = FileWatch.make(nodePath.dirname(options.socket))
-  const memory = makeMemory(watch)
 
   const server = net.createServer((socket) => {
     if (idleTimer !== undefined) clearTimeout(idleTimer)
