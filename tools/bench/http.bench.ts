@@ -8,6 +8,8 @@
 //   checkout's node_modules linked), to measure before and after against the same bare handler
 //   --rounds N (default 5): N rounds per connection count, svc and baseline alternating which goes first; the
 //   table gives medians and the ratio of each round (issue 17, item 5: never a single run or a mean)
+//   BENCH_SVC_B_DIR=dir: a second svc server from another checkout (with its own node_modules) in every round, its
+//     figures beside svc's: an A/B of two versions of the product in the same rounds, on the same data
 //   BENCH_EFFECT_FLOOR=1: a third server in every round, the fixed stack's floor (httpListEffectFloor.ts: Effect's
 //   HTTP server and @effect/sql-pg answering like the bare handler, nothing of svc); the order of the three rotates
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
@@ -43,6 +45,14 @@ const freePort = () =>
       server.close(() => resolve(port))
     })
   })
+
+const TICK_MS = 1000 / 100
+/** CPU milliseconds (user + system) a process has used so far, from /proc (Linux clock ticks of 10 ms). */
+const cpuMs = (pid: number | undefined): number => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS
+}
 
 /** Spawns a server process and waits until `probe` answers (any HTTP status). */
 const startProcess = async (args: Array<string>, env: Record<string, string>, probe: string, cwd = root) => {
@@ -129,6 +139,18 @@ try {
       `http://127.0.0.1:${basePort}/`
     )
   )
+  const svcBDir = process.env["BENCH_SVC_B_DIR"]
+  const svcBPort = await freePort()
+  if (svcBDir !== undefined) {
+    children.push(
+      await startProcess(
+        ["apps/server/src/main.ts"],
+        { DATABASE_URL: url, PORT: String(svcBPort), LOG_LEVEL: "Warn", SVC_RATE_LIMIT: "100000000" },
+        `http://127.0.0.1:${svcBPort}/healthz`,
+        svcBDir
+      )
+    )
+  }
   const withFloor = process.env["BENCH_EFFECT_FLOOR"] === "1"
   const floorPort = await freePort()
   if (withFloor) {
@@ -143,34 +165,50 @@ try {
   const svcUrl = `http://127.0.0.1:${svcPort}/list-contacts`
   const baseUrl = `http://127.0.0.1:${basePort}/list-contacts`
   const floorUrl = `http://127.0.0.1:${floorPort}/list-contacts`
+  const svcBUrl = `http://127.0.0.1:${svcBPort}/list-contacts`
   // warm them (plans, pools, JIT)
   await load(svcUrl, key, 4)
   await load(baseUrl, undefined, 4)
   if (withFloor) await load(floorUrl, undefined, 4)
+  if (svcBDir !== undefined) await load(svcBUrl, key, 4)
   interface Round {
     readonly svc: autocannon.Result
     readonly base: autocannon.Result
     readonly floor: autocannon.Result | undefined
+    readonly svcB: autocannon.Result | undefined
+    /** Server CPU per request of each side, µs (the server process only; PostgreSQL's is not in it). */
+    readonly cpu: ReadonlyMap<string, number>
   }
+  const pids = new Map([
+    ["svc", children[0]!.pid],
+    ["base", children[1]!.pid],
+    ["svcB", svcBDir === undefined ? undefined : children[2]!.pid],
+    ["floor", children[svcBDir === undefined ? 2 : 3]?.pid]
+  ])
   const rows: Array<[string, Array<Round>]> = []
   for (const connections of [16, 1]) {
     const rounds: Array<Round> = []
     for (let round = 0; round < ROUNDS; round++) {
       // rotate who goes first, so that no side always runs on a machine another just warmed or loaded
       const results = new Map<string, autocannon.Result>()
+      const cpu = new Map<string, number>()
       const sides: Array<[string, string, string | undefined]> = [
         ["base", baseUrl, undefined],
         ["svc", svcUrl, key],
-        ...(withFloor ? [["floor", floorUrl, undefined] as [string, string, string | undefined]] : [])
+        ...(withFloor ? [["floor", floorUrl, undefined] as [string, string, string | undefined]] : []),
+        ...(svcBDir !== undefined ? [["svcB", svcBUrl, key] as [string, string, string | undefined]] : [])
       ]
       for (let i = 0; i < sides.length; i++) {
         const [name, target, auth] = sides[(round + i) % sides.length]!
-        results.set(name, await load(target, auth, connections))
+        const before = cpuMs(pids.get(name))
+        const result = await load(target, auth, connections)
+        results.set(name, result)
+        cpu.set(name, ((cpuMs(pids.get(name)) - before) * 1000) / Math.max(1, result.requests.total))
       }
       const svc = results.get("svc")!
       const base = results.get("base")!
       const floor = results.get("floor")
-      rounds.push({ svc, base, floor })
+      rounds.push({ svc, base, floor, svcB: results.get("svcB"), cpu })
       say(
         `${connections} connections, round ${round + 1}: svc ${svc.requests.average.toFixed(0)} req/s, ` +
           `baseline ${base.requests.average.toFixed(0)} req/s` +
@@ -216,6 +254,37 @@ try {
             `${ratios.map((r) => r.toFixed(2)).join(", ")} | ${median(svcOverFloor).toFixed(2)} | ` +
             `${of((r) => r.floor!.latency.p50)} | ${of((r) => r.floor!.latency.p99)} | ` +
             `${rounds.reduce((n, r) => n + r.floor!.non2xx + r.floor!.errors, 0)} |`
+        }).join("\n") + "\n"
+    )
+  }
+  process.stdout.write(
+    "\nServer CPU per request (µs, user + system of the server process, medians of the rounds; lower is better):\n\n" +
+      `| clients | svc | baseline | svc / baseline | per-round ratios |${withFloor ? " floor | svc / floor |" : ""}\n` +
+      `|---|---:|---:|---:|---|${withFloor ? "---:|---:|" : ""}\n` +
+      rows.map(([name, rounds]) => {
+        const of = (side: string) => median(rounds.map((r) => r.cpu.get(side)!))
+        const ratios = rounds.map((r) => r.cpu.get("svc")! / r.cpu.get("base")!)
+        return `| ${name} | ${of("svc").toFixed(0)} | ${of("base").toFixed(0)} | ${median(ratios).toFixed(2)} | ` +
+          `${ratios.map((r) => r.toFixed(2)).join(", ")} |` +
+          (withFloor
+            ? ` ${of("floor").toFixed(0)} | ${
+              median(rounds.map((r) => r.cpu.get("svc")! / r.cpu.get("floor")!)).toFixed(2)
+            } |`
+            : "")
+      }).join("\n") + "\n"
+  )
+  if (svcBDir !== undefined) {
+    process.stdout.write(
+      `\nsvc B (${svcBDir}) in the same rounds:\n\n` +
+        "| clients | svc B req/s | svc / svc B (median of rounds) | per-round ratios | svc B / baseline | " +
+        "CPU µs/request svc B | CPU svc / svc B |\n|---|---:|---:|---|---:|---:|---:|\n" +
+        rows.map(([name, rounds]) => {
+          const ratios = rounds.map((r) => r.svc.requests.average / r.svcB!.requests.average)
+          return `| ${name} | ${median(rounds.map((r) => r.svcB!.requests.average)).toFixed(0)} | ` +
+            `${median(ratios).toFixed(2)} | ${ratios.map((r) => r.toFixed(2)).join(", ")} | ` +
+            `${median(rounds.map((r) => r.svcB!.requests.average / r.base.requests.average)).toFixed(2)} | ` +
+            `${median(rounds.map((r) => r.cpu.get("svcB")!)).toFixed(0)} | ` +
+            `${median(rounds.map((r) => r.cpu.get("svc")! / r.cpu.get("svcB")!)).toFixed(2)} |`
         }).join("\n") + "\n"
     )
   }
