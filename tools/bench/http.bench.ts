@@ -225,7 +225,9 @@ try {
   process.stdout.write(
     `list-contacts, limit 100, no filter, exact total (${check.total.toLocaleString()} contacts in the org, ` +
       `${OTHER.toLocaleString()} in 100 others; seeded in ${seedSeconds.toFixed(0)} s); ${ROUNDS} alternating ` +
-      `rounds of ${SECONDS} s per side; load ${os.loadavg()[0]?.toFixed(1)}; medians\n\n` +
+      `rounds of ${SECONDS} s per side; load ${os.loadavg()[0]?.toFixed(1)}; medians; the page ` +
+      `${/[\u0100-\uffff]/.test(JSON.stringify(check.items)) ? "has a" : "has no"} character past U+00FF (then a ` +
+      "two-byte string in V8: docs/benchmarks.md)\n\n" +
       "| clients | svc req/s | baseline req/s | svc / baseline (median of rounds) | per-round ratios | " +
       "svc p50 ms | baseline p50 ms | svc p99 ms | baseline p99 ms | errors (svc, baseline) |\n" +
       "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n" +
