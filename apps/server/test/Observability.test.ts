@@ -48,7 +48,8 @@ describe("Observability", () => {
     const { dispose, send } = serve("Info")
     try {
       const before = await (await send("GET", "/metrics")).text()
-      const was = sample(before, "svc_http_requests_total", { route: "/list-contacts", method: "POST", status: "200" }) ?? 0
+      const was =
+        sample(before, "svc_http_requests_total", { route: "/list-contacts", method: "POST", status: "200" }) ?? 0
       for (let i = 0; i < 3; i++) assert.strictEqual((await send("POST", "/list-contacts")).status, 200)
       assert.strictEqual((await send("GET", "/readyz")).status, 503)
       const after = await (await send("GET", "/metrics")).text()
@@ -70,7 +71,8 @@ describe("Observability", () => {
     const { dispose, send } = serve("Warn")
     try {
       const before = await (await send("GET", "/metrics")).text()
-      const was = sample(before, "svc_http_requests_total", { route: "/list-contacts", method: "POST", status: "200" }) ?? 0
+      const was =
+        sample(before, "svc_http_requests_total", { route: "/list-contacts", method: "POST", status: "200" }) ?? 0
       assert.strictEqual((await send("POST", "/list-contacts")).status, 200)
       const after = await (await send("GET", "/metrics")).text()
       assert.strictEqual(
