@@ -88,6 +88,8 @@ const scope = Scope.makeUnsafe()
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-http-"))
 fs.chmodSync(dataDir, 0o755)
 const children: Array<ReturnType<typeof spawn>> = []
+/** Each side's server process, for its CPU time. */
+const pids = new Map<string, number | undefined>()
 try {
   const say = (s: string) => process.stderr.write(`[bench] ${s}\n`)
   const server = await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))
@@ -132,6 +134,7 @@ try {
       process.env["BENCH_SVC_DIR"] ?? root
     )
   )
+  pids.set("svc", children.at(-1)!.pid)
   children.push(
     await startProcess(
       ["tools/bench/httpListBaseline.ts", String(basePort), url, orgId],
@@ -139,6 +142,7 @@ try {
       `http://127.0.0.1:${basePort}/`
     )
   )
+  pids.set("base", children.at(-1)!.pid)
   const svcBDir = process.env["BENCH_SVC_B_DIR"]
   const svcBPort = await freePort()
   if (svcBDir !== undefined) {
@@ -150,6 +154,7 @@ try {
         svcBDir
       )
     )
+    pids.set("svcB", children.at(-1)!.pid)
   }
   const withFloor = process.env["BENCH_EFFECT_FLOOR"] === "1"
   const floorPort = await freePort()
@@ -161,6 +166,7 @@ try {
         `http://127.0.0.1:${floorPort}/list-contacts`
       )
     )
+    pids.set("floor", children.at(-1)!.pid)
   }
   const svcUrl = `http://127.0.0.1:${svcPort}/list-contacts`
   const baseUrl = `http://127.0.0.1:${basePort}/list-contacts`
@@ -179,12 +185,6 @@ try {
     /** Server CPU per request of each side, µs (the server process only; PostgreSQL's is not in it). */
     readonly cpu: ReadonlyMap<string, number>
   }
-  const pids = new Map([
-    ["svc", children[0]!.pid],
-    ["base", children[1]!.pid],
-    ["svcB", svcBDir === undefined ? undefined : children[2]!.pid],
-    ["floor", children[svcBDir === undefined ? 2 : 3]?.pid]
-  ])
   const rows: Array<[string, Array<Round>]> = []
   for (const connections of [16, 1]) {
     const rounds: Array<Round> = []
