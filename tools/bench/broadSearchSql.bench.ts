@@ -1,5 +1,6 @@
 // Broad search, first page with exact total (issue 17, item 4), in PostgreSQL alone: the bare count(*) of the
-// predicate against (a) today's page and count on two connections at once (ContactsRepo.list), (b) one statement
+// predicate over contacts against (a) today's page and count on two connections at once (ContactsRepo.list), the
+// count reading the narrow search copy (decision 0643), and the same with the count over contacts, as before; (b) one statement
 // that materialises the matches' (sort key, id) once and takes both the count and the page's ids from it, (c) the
 // page with count(*) OVER () on the matches. Bare `pg` clients on one embedded database; rounds alternate the order.
 //
@@ -53,10 +54,12 @@ try {
   const b = new pg.Client({ connectionString: url })
   await a.connect()
   await b.connect()
-  await a.query("ANALYZE contacts")
+  await a.query("ANALYZE contacts, contact_search")
   const request = new ListContactsRequest({ limit: 100, sort_order: "desc", search_query: SEARCH })
   const page = ContactsQuery.pageStatement(orgId, request, { _tag: "First" })
-  const count = ContactsQuery.countStatement(orgId, request)
+  // the bare count over contacts (the issue's baseline), and the product's count over the search copy (decision 0643)
+  const count = ContactsQuery.contactsCountStatement(orgId, request)
+  const copyCount = ContactsQuery.countStatement(orgId, request)
   const where = count.text.slice(count.text.indexOf("WHERE") + 6)
   const key = "coalesce(last_conversation_timestamp, 0)"
   const materialised = `WITH m AS MATERIALIZED (SELECT contact_id, ${key} AS k FROM contacts WHERE ${where}) ` +
@@ -74,7 +77,13 @@ try {
   const sides: Array<{ name: string; run: () => Promise<unknown>; times: Array<number> }> = [
     { name: "bare count(*)", run: () => a.query(count.text, params), times: [] },
     {
-      name: "page ‖ count on two connections (today)",
+      name: "page ‖ count of the copy on two connections (today's `ContactsRepo.list`)",
+      run: () => Promise.all([a.query(page.text, [...page.params]), b.query(copyCount.text, params)]),
+      times: []
+    },
+    { name: "count of the copy alone", run: () => a.query(copyCount.text, params), times: [] },
+    {
+      name: "page ‖ count over contacts on two connections (before decision 0643)",
       run: () => Promise.all([a.query(page.text, [...page.params]), b.query(count.text, params)]),
       times: []
     },
@@ -87,7 +96,11 @@ try {
     for (const side of order) side.times.push(await time(side.run))
   }
   const total = (await a.query(count.text, params)).rows[0].total
-  const plan = await a.query(`EXPLAIN (ANALYZE, BUFFERS) ${materialised}`, params)
+  const plan = await a.query(`EXPLAIN (ANALYZE, BUFFERS) ${copyCount.text}`, params)
+  const barePlan = await a.query(`EXPLAIN (ANALYZE, BUFFERS) ${count.text}`, params)
+  const sizes = await a.query(
+    "SELECT pg_relation_size('contacts') AS contacts, pg_relation_size('contact_search') AS copy"
+  )
   await a.end()
   await b.end()
   const base = median(sides[0]!.times)
@@ -97,7 +110,10 @@ try {
       "|---|---:|---:|\n" +
       sides.map((s) => `| ${s.name} | ${median(s.times).toFixed(1)} | ${(median(s.times) / base).toFixed(2)} |`)
         .join("\n") +
-      "\n\n" + plan.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n") + "\n"
+      `\n\nheap sizes: contacts ${(Number(sizes.rows[0].contacts) / 2 ** 20).toFixed(0)} MiB, contact_search ` +
+      `${(Number(sizes.rows[0].copy) / 2 ** 20).toFixed(0)} MiB\n\ncount of the copy:\n` +
+      plan.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n") + "\n\nbare count over contacts:\n" +
+      barePlan.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n") + "\n"
   )
 } finally {
   await Effect.runPromise(Scope.close(scope, Exit.void))

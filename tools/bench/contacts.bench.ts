@@ -280,14 +280,16 @@ const main = async () => {
     const { n, term } = await pickTerm(["son", "ann", "mar", "an"], (n) => n > 100_000 * scale)
     const body = { search_query: term, limit: 100 }
     const request = decode(body)
-    const count = ContactsQuery.countStatement(ORG, request)
+    // the issue's baseline (17, item 4): the bare count(*) of the predicate over contacts, not over the narrow copy
+    // the repository counts on (decision 0643)
+    const count = ContactsQuery.contactsCountStatement(ORG, request)
     scenarios.push({
       name: `broad search "${term}", first page + exact total`,
       reps: 15,
       repo: () => viaRepo(body),
       bare: () => bare(count),
       matches: n,
-      note: "baseline = the bare exact count alone"
+      note: "baseline = the bare exact count over contacts alone"
     })
     const first = await viaRepo(body)
     const next = { ...body, pagination_key: first.pagination_key }

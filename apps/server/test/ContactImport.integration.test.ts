@@ -217,6 +217,14 @@ layer(TestLayer, { timeout: 120_000 })("admin import --kind contacts", (it) => {
         "contacts_pkey",
         "contacts_search_trgm"
       ])
+      // and the search copy's trigram index (migration 0027), with a row for every imported contact
+      const copy = yield* sql<{ indexname: string; rows: bigint }>`
+        SELECT indexname, (SELECT count(*) FROM contact_search WHERE org_id = 'org-large') AS rows
+        FROM pg_indexes WHERE tablename = 'contact_search' ORDER BY indexname`
+      assert.deepStrictEqual(copy.map((r) => [r.indexname, Number(r.rows)]), [
+        ["contact_search_pkey", 3000],
+        ["contact_search_trgm", 3000]
+      ])
       // the rebuilt phone key refuses a second contact with an imported number
       const again = yield* Effect.flip(importFile("org-large", fileOf([{ phone_number: "+12121000007" }])))
       assert.include(again.message, "line 1: phone_number +12121000007 already belongs to contact")

@@ -171,7 +171,7 @@ export const load = Effect.fnUntraced(function*<E>(
   if (result.rebuild) {
     progress({ phase: "analyze", done: 0, total: 1 })
     // fresh statistics and a visibility map after a large load, as the seed does; VACUUM cannot run in a transaction
-    yield* sql`VACUUM (ANALYZE) contacts`
+    yield* sql`VACUUM (ANALYZE) contacts, contact_search`
     progress({ phase: "analyze", done: 1, total: 1 })
   }
   const finished = yield* Clock.currentTimeMillis

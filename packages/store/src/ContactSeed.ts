@@ -372,8 +372,8 @@ export interface SeedResult {
 }
 
 /**
- * Secondary indexes of contacts (migrations 0003, 0008) that a large load drops and rebuilds, by name and definition
- * (the seed and `admin import --kind contacts`).
+ * Secondary indexes of contacts and of its search copy (migrations 0003, 0008, 0027) that a large load drops and
+ * rebuilds, by name and definition (the seed and `admin import --kind contacts`).
  *
  * @category models
  */
@@ -388,6 +388,10 @@ export const SECONDARY_INDEXES: ReadonlyArray<readonly [name: string, definition
     "CREATE INDEX contacts_custom_fields ON contacts USING gin (custom_fields jsonb_path_ops)"
   ],
   ["contacts_search_trgm", "CREATE INDEX contacts_search_trgm ON contacts USING gin (search_text gin_trgm_ops)"],
+  [
+    "contact_search_trgm",
+    "CREATE INDEX contact_search_trgm ON contact_search USING gin (search_text gin_trgm_ops)"
+  ],
   [
     "contacts_do_not_call",
     "CREATE INDEX contacts_do_not_call ON contacts (org_id, phone_number) WHERE do_not_call"
@@ -555,7 +559,7 @@ export const load = Effect.fnUntraced(function*(
   }))
   progress({ phase: "analyze", done: 0, total: 1 })
   // Fresh statistics, and a visibility map for index-only scans; VACUUM cannot run in a transaction.
-  yield* sql`VACUUM (ANALYZE) contacts`
+  yield* sql`VACUUM (ANALYZE) contacts, contact_search`
   progress({ phase: "analyze", done: 1, total: 1 })
   const finished = yield* Clock.currentTimeMillis
   return { inserted: result.inserted, rebuiltIndexes: result.rebuild, millis: finished - started }

@@ -84,6 +84,16 @@ const assertBitmapOn = (nodes: ReadonlyArray<PlanNode>, index: string) => {
   assertNoSeqScanOfContacts(nodes)
 }
 
+/** A search total answered from the search copy alone: its trigram index, its heap, nothing of contacts. */
+const assertCopyCount = (nodes: ReadonlyArray<PlanNode>) => {
+  assert.isTrue(
+    scansOf(nodes, "contact_search_trgm").some((n) => n["Node Type"] === "Bitmap Index Scan"),
+    describePlan(nodes)
+  )
+  assert.isFalse(nodes.some((n) => n["Relation Name"] === "contacts"), describePlan(nodes))
+  assert.isFalse(nodes.some((n) => (n["Index Name"] ?? "").startsWith("contacts_")), describePlan(nodes))
+}
+
 const setUp = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const plans = [{ orgId: BIG, contacts: 100_000 }]
@@ -114,6 +124,17 @@ layer(TestDatabase.layer, { timeout: 300_000 })("contacts query plans on 140,000
           "contacts_pkey",
           "contacts_search_trgm"
         ])
+        const copyIndexes = yield* sql<{ indexname: string }>`
+        SELECT indexname FROM pg_indexes WHERE tablename = 'contact_search' ORDER BY indexname`
+        assert.deepStrictEqual(copyIndexes.map((i) => i.indexname), ["contact_search_pkey", "contact_search_trgm"])
+        // the search copy (migration 0027) holds every contact's current text once, and nothing else
+        const copy = yield* sql<{ missing: bigint; extra: bigint }>`
+        SELECT
+          (SELECT count(*) FROM (SELECT org_id, contact_id, search_text FROM contacts
+            EXCEPT ALL SELECT org_id, contact_id, search_text FROM contact_search) m) AS missing,
+          (SELECT count(*) FROM (SELECT org_id, contact_id, search_text FROM contact_search
+            EXCEPT ALL SELECT org_id, contact_id, search_text FROM contacts) e) AS extra`
+        assert.deepStrictEqual([Number(copy[0]!.missing), Number(copy[0]!.extra)], [0, 0])
         const counts = yield* sql<{ wrong: bigint }>`
         SELECT count(*) AS wrong FROM contact_counts c
         WHERE c.contacts <> (SELECT count(*) FROM contacts WHERE org_id = c.org_id)`
@@ -178,7 +199,28 @@ layer(TestDatabase.layer, { timeout: 300_000 })("contacts query plans on 140,000
       const page = ContactsQuery.pageStatement(BIG, body, { _tag: "First" })
       assert.isTrue(page.custom)
       assertBitmapOn(yield* explain(page), "contacts_search_trgm")
-      assertBitmapOn(yield* explain(ContactsQuery.countStatement(BIG, body)), "contacts_search_trgm")
+      assertCopyCount(yield* explain(ContactsQuery.countStatement(BIG, body)))
+    }))
+
+  it.effect("broad search total: the copy's trigram index and rows, never a row of contacts (decision 0643)", () =>
+    Effect.gen(function*() {
+      // "son" is in about one contact in seven of the seed (Johnson, Wilson, Anderson, ...)
+      const body = request({ search_query: "son", limit: 100 })
+      assertCopyCount(yield* explain(ContactsQuery.countStatement(BIG, body)))
+      // the bare count the benchmarks compare with reads contacts
+      assertBitmapOn(yield* explain(ContactsQuery.contactsCountStatement(BIG, body)), "contacts_search_trgm")
+    }))
+
+  it.effect("a search with another filter is counted on contacts: the copy has no other column", () =>
+    Effect.gen(function*() {
+      const body = request({
+        search_query: "son",
+        filter_criteria: { custom_fields: [{ key: "plan", type: "string", value: "enterprise" }] }
+      })
+      const count = ContactsQuery.countStatement(BIG, body)
+      assert.match(count.text, /FROM contacts WHERE/)
+      const nodes = yield* explain(count)
+      assert.isFalse(nodes.some((n) => n["Relation Name"] === "contact_search"), describePlan(nodes))
     }))
 
   it.effect("broad search page: walks the order index and stops at the page", () =>
