@@ -6,6 +6,8 @@
 //   npm run bench:lint-cache            (= node tools/bench/lintCache.bench.ts --rounds=7)
 //
 // Needs `npm run build -w @svc/lint` first (the bin runs the start-up snapshot, as users get it).
+// BENCH_LINT_BEFORE_DIR=dir adds a row: the linter of another checkout (built the same way) without
+// the cache, e.g. 6d953c9, the commit before --cache, to compare the cold run with the issue's "today".
 // Corpus: the 10,000 config files of the end-to-end test (apps/lint/test/support/Corpus.ts). Each
 // process row is one process, rows alternating within every round so background load hits all
 // alike (the uncached and the cold run swap order every other round); medians (min-max) of the
@@ -69,6 +71,18 @@ interface Row {
   readonly args: ReadonlyArray<string>
   readonly status: number
 }
+// BENCH_LINT_BEFORE_DIR: a checkout of the linter before --cache existed (6d953c9, built), the "today" of the
+// issue's cold-run goal, run beside the others in every round.
+const beforeDir = process.env["BENCH_LINT_BEFORE_DIR"]
+const BEFORE = "svc-lint before --cache existed (BENCH_LINT_BEFORE_DIR), no cache"
+const beforeRow: ReadonlyArray<Row> = beforeDir === undefined ? [] : [{
+  name: BEFORE,
+  args: [
+    path.join(path.resolve(beforeDir), "apps", "lint", "bin", "svc-lint.mjs"),
+    ...lintArgs("out-before.json").slice(1)
+  ],
+  status: 1
+}]
 const rows: ReadonlyArray<Row> = [
   { name: "`node -e 0` (process start)", args: ["-e", "0"], status: 0 },
   { name: "svc-lint, one small file (linter start-up)", args: [bin, "--as-of", "2026-11-01", "small.json"], status: 1 },
@@ -80,6 +94,7 @@ const rows: ReadonlyArray<Row> = [
     args: [...lintArgs("out-cold.json"), ...cacheArgs],
     status: 1
   },
+  ...beforeRow,
   {
     name: "svc-lint --cache, one file changed",
     before: changeOneFile,
@@ -198,6 +213,12 @@ for (
   if (fs.readFileSync(path.join(work, out), "utf8") !== plain) throw new Error(`${out} differs from out-plain.json`)
 }
 if (JSON.parse(plain).summary.problems !== manifest.total) throw new Error("svc-lint disagrees with the manifest")
+if (beforeDir !== undefined) {
+  const before = JSON.parse(fs.readFileSync(path.join(work, "out-before.json"), "utf8"))
+  if (before.summary.problems !== manifest.total) {
+    throw new Error("the linter before --cache disagrees with the manifest")
+  }
+}
 inProcess(null) // fills the in-process cache (a cold run)
 
 const times = new Map<string, Array<Sample>>()
@@ -205,9 +226,11 @@ const phaseTimes = new Map<string, Array<number>>()
 const record = (name: string, sample: Sample) => times.set(name, [...(times.get(name) ?? []), sample])
 const loadBefore = os.loadavg()[0]!
 for (let round = 0; round < rounds; round++) {
-  // The uncached and the cold run swap places every other round, so neither always runs first
+  // The uncached, the cold (and the before) runs rotate places every round, so none always runs first
   // (background load drifts within a round).
-  const order = round % 2 === 0 ? rows : [rows[0]!, rows[1]!, rows[2]!, rows[4]!, rows[3]!, ...rows.slice(5)]
+  const trio = rows.slice(3, 5 + beforeRow.length)
+  const turn = round % trio.length
+  const order = [...rows.slice(0, 3), ...trio.slice(turn), ...trio.slice(0, turn), ...rows.slice(5 + beforeRow.length)]
   for (const row of order) record(row.name, once(row))
   const { phases, sample } = inProcess()
   record("in-process: one file changed", sample)
@@ -233,7 +256,14 @@ const goal = (name: string): string => {
   if (name.includes("cold")) {
     const w = pairedRatio(name, PLAIN, wall)
     const c = pairedRatio(name, PLAIN, cpu)
-    return `≤ 1.05x no cache: wall ${w <= 1.05 ? "met" : "**missed**"}, CPU ${c <= 1.05 ? "met" : "**missed**"}`
+    const against = beforeDir === undefined ?
+      "" :
+      `; against the linter before --cache: wall ${pairedRatio(name, BEFORE, wall).toFixed(2)}x, CPU ${
+        pairedRatio(name, BEFORE, cpu).toFixed(2)
+      }x`
+    return `≤ 1.05x no cache: wall ${w <= 1.05 ? "met" : "**missed**"}, CPU ${
+      c <= 1.05 ? "met" : "**missed**"
+    }${against}`
   }
   if (name.includes("one file changed")) {
     const w = median(of(name, wall))
