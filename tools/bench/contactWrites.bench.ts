@@ -8,7 +8,8 @@
 // and rebuilt, VACUUM ANALYZE), then a second seed of 2 % more into the same org (the incremental path: every index
 // maintained row by row, so the copy's trigram index is paid per row as well). Times are the seed's own `millis`
 // (the load's transaction and the vacuum, not the process start or the migrations). Prints medians and the median
-// of the per-round ratios.
+// of the per-round ratios, and what upgrading B's database costs: this checkout's first admin command on it (its
+// new migrations) less its second.
 import { Redacted } from "effect"
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"
@@ -38,6 +39,7 @@ try {
       })
     ) as Record<string, unknown>
   const times = sides.map(() => ({ bulk: [] as Array<number>, incremental: [] as Array<number> }))
+  const upgrades: Array<number> = []
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [0, 1] : [1, 0]
     for (const i of order) {
@@ -54,6 +56,17 @@ try {
       }
       times[i]!.bulk.push(Number(bulk["millis"]))
       times[i]!.incremental.push(Number(more["millis"]))
+      if (i === 1) {
+        // the upgrade: this checkout's first command on B's database runs the migrations B does not have (0027
+        // copies every contact's search text and builds its index); a second command is the process alone
+        const timed = () => {
+          const started = performance.now()
+          admin(sides[0]!.dir, url.toString(), ["create-org", "--name", "upgrade"])
+          return performance.now() - started
+        }
+        const first = timed()
+        upgrades.push(first - timed())
+      }
       await client.query(`DROP DATABASE ${name}`)
       process.stderr.write(`round ${round + 1} ${sides[i]!.name}: ${bulk["millis"]} ms, +${more["millis"]} ms\n`)
     }
@@ -69,6 +82,8 @@ try {
       `${median(times[1]!.bulk)} | ${ratios("bulk")} |\n` +
       `| ${MORE.toLocaleString()} more (indexes maintained row by row) | ${median(times[0]!.incremental)} | ` +
       `${median(times[1]!.incremental)} | ${ratios("incremental")} |\n` +
+      `\nupgrade of B's database by this checkout's migrations (${(CONTACTS + MORE).toLocaleString()} contacts): ` +
+      `median ${median(upgrades).toFixed(0)} ms, rounds ${upgrades.map((u) => u.toFixed(0)).join(", ")}\n` +
       `\nper round (ms): ${JSON.stringify(times)}\n`
   )
 } finally {

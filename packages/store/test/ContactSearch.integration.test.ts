@@ -1,7 +1,8 @@
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ContactSeed from "../src/ContactSeed.ts"
+import upgradeToContactSearch from "../src/migrations/0027_contact_search.ts"
 import * as TestDatabase from "../test-support/TestDatabase.ts"
 
 // The search copy of migration 0027 (decision 0643): one row per contact with its current org, id and search text,
@@ -146,6 +147,48 @@ layer(TestDatabase.layer, { timeout: 120_000 })("contact_search, the search copy
       yield* sql`TRUNCATE contacts`
       const after = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM contact_search`
       assert.strictEqual(Number(after[0]!.n), 0)
+    }))
+
+  it.effect("the upgrade copies a contact another replica writes while it runs (migration 0027's lock)", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      // this database as it was before migration 0027
+      for (const name of ["insert", "update", "delete", "truncate"]) {
+        yield* sql.unsafe(`DROP TRIGGER contact_search_${name} ON contacts`)
+        yield* sql.unsafe(`DROP FUNCTION contact_search_${name}()`)
+      }
+      yield* sql`DROP TABLE contact_search`
+      yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES ('org-upgrade', 'org-upgrade', 0)`
+      yield* sql`INSERT INTO contacts (org_id, contact_id, phone_number, first_name, created_timestamp,
+          user_modified_timestamp) VALUES ('org-upgrade', 'before', '+14155550101', 'Early', 0, 0)`
+
+      // an old replica's write, in flight when the upgrade starts and committed while it runs
+      const inserted = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const writer = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
+        yield* sql`INSERT INTO contacts (org_id, contact_id, phone_number, first_name, created_timestamp,
+            user_modified_timestamp) VALUES ('org-upgrade', 'during', '+14155550102', 'Late', 0, 0)`
+        yield* Deferred.succeed(inserted, undefined)
+        yield* Deferred.await(release)
+      })))
+      yield* Deferred.await(inserted)
+      const upgrade = yield* Effect.forkChild(sql.withTransaction(upgradeToContactSearch))
+      // the upgrade waits on a lock behind the writer (real round trips, no timer: at most 10,000 of them)
+      let waiting = false
+      for (let i = 0; i < 10_000 && !waiting; i++) {
+        const rows = yield* sql<{ n: bigint }>`
+          SELECT count(*) AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`
+        waiting = Number(rows[0]!.n) > 0
+      }
+      assert.isTrue(waiting, "the upgrade waited for the writer")
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(writer)
+      yield* Fiber.join(upgrade)
+      const copied = yield* sql<{ contact_id: string }>`
+        SELECT contact_id FROM contact_search WHERE org_id = 'org-upgrade' ORDER BY contact_id`
+      assert.deepStrictEqual(copied.map((r) => r.contact_id), ["before", "during"])
+      yield* assertInSync("the upgrade with a concurrent writer")
     }))
 
   it.effect("an update that leaves the search text alone does not write the copy (the call path stays HOT)", () =>

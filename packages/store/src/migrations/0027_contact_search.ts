@@ -23,6 +23,10 @@ import { SqlClient } from "effect/sql"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // Writers of contacts wait from here until the migrations commit (reads go on): a contact written by another
+  // replica between the copy below and the triggers' creation would otherwise never be copied. The lock waits for
+  // writers in flight to commit, and the copy's statement, planned after it, sees their rows (READ COMMITTED).
+  yield* sql`LOCK TABLE contacts IN SHARE ROW EXCLUSIVE MODE`
   yield* sql`
     CREATE TABLE contact_search (
       org_id text NOT NULL,
