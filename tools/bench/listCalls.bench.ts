@@ -16,6 +16,7 @@
 // Through HTTP (LISTCALLS_BENCH_HTTP=0 to skip): svc's server in its own process (apps/server/src/main.ts) against a
 // minimal node:http server in this process that answers the same request with the same two statements and no auth,
 // validation or pagination key: what PostgreSQL plus Node can do at best (as tools/bench/httpListBaseline.ts).
+// LISTCALLS_BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles svc's process (summary: cpuProfileSummary.ts).
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
 import * as CallsApi from "@svc/store/CallsApiRepo.ts"
@@ -259,7 +260,9 @@ const main = async () => {
         })
       })
     const svcPort = await freePort()
-    const child = spawn(process.execPath, ["apps/server/src/main.ts"], {
+    // LISTCALLS_BENCH_SERVER_ARGS: Node options for svc's process, e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile it
+    const serverArgs = (process.env["LISTCALLS_BENCH_SERVER_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
+    const child = spawn(process.execPath, [...serverArgs, "apps/server/src/main.ts"], {
       cwd: path.resolve(import.meta.dirname, "..", ".."),
       env: {
         ...process.env,
@@ -403,8 +406,14 @@ const main = async () => {
 try {
   await main()
 } finally {
-  for (const child of children) child.kill("SIGTERM")
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  // the children exit before the database goes (a profiled one writes its profile on the way out), 10 s at most
+  await Promise.all(children.map((child) =>
+    child.exitCode !== null ? undefined : new Promise((resolve) => {
+      const timer = setTimeout(resolve, 10_000)
+      child.once("exit", () => resolve(clearTimeout(timer)))
+      child.kill("SIGTERM")
+    })
+  ))
   await Effect.runPromise(Scope.close(scope, Exit.void))
   fs.rmSync(dataDir, { recursive: true, force: true })
 }

@@ -1,7 +1,9 @@
 // The calls API and contact history through the vendor's official SDK (retell-sdk 5.66.1, `baseURL` pointed at
 // svc) and raw HTTP: shapes, filters, paging, update, delete, the error shape, and isolation between orgs.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { ListCallsResponse } from "@svc/domain/models/Call.ts"
+import { listCallsJson } from "@svc/domain/models/CallJson.ts"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import Retell from "retell-sdk"
 import * as TestServer from "./support/TestServer.ts"
@@ -103,6 +105,51 @@ describe("calls through the vendor SDK", () => {
     assert.strictEqual(seen[0], `call_${a.orgId}_ringing`)
     assert.strictEqual(seen[1], `call_${a.orgId}_29`)
     assert.strictEqual(seen[30], `call_${a.orgId}_0`)
+  })
+
+  it("list-calls' body is, byte for byte, the schema's encoding of the page (decision 0644)", async () => {
+    // unusual values straight into the table (an org of their own, beside 35 ordinary calls): unicode, JSON nulls,
+    // integer-like keys, nested metadata, every member
+    const c = await server.org("odd calls")
+    await seed(c.orgId)
+    await server.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`
+        INSERT INTO calls (org_id, call_id, batch_call_id, from_number, to_number, agent_id, agent_version,
+          call_status, outcome, disconnection_reason, start_timestamp, end_timestamp, duration_ms, analysis, metadata,
+          dynamic_variables, custom_sip_headers, recorded_timestamp)
+        VALUES (${c.orgId}, 'call_odd', 'batch_odd', '+14155550100', '+14155550199', 'agent_ü', 3.5, 'ended',
+          'answered', 'user_hangup', ${T0}, ${T0 + 1}, 1,
+          ${
+        JSON.stringify({
+          call_summary: "Ça va \u2028 😀 \"quoted\" \\ end",
+          user_sentiment: "Neutral",
+          in_voicemail: false,
+          "10": null,
+          "2": [1.5, "x", { z: null }]
+        })
+      }::jsonb,
+          ${JSON.stringify({ "1": "one", nested: { deep: [true, null, 1e21] }, "": "empty key" })}::jsonb,
+          ${JSON.stringify({ name: "Šimek", "0": "zero" })}::jsonb,
+          ${JSON.stringify({ "X-Trace": "t" })}::jsonb, ${T0})`
+    }))
+    const encode = Schema.encodeSync(ListCallsResponse)
+    const decode = Schema.decodeUnknownSync(ListCallsResponse)
+    for (
+      const body of [
+        { filter_criteria: { batch_call_id: { type: "string", op: "eq", value: "batch_odd" } }, include_total: true },
+        { filter_criteria: { batch_call_id: { type: "string", op: "eq", value: BATCH } }, limit: 5 },
+        { limit: 1000, include_total: true }
+      ]
+    ) {
+      const response = await server.request("POST", "/v3/list-calls", { key: c.key, body })
+      assert.strictEqual(response.status, 200)
+      assert.strictEqual(response.headers.get("content-type"), "application/json")
+      assert.isAbove((response.json as { items: Array<unknown> }).items.length, 0)
+      assert.strictEqual(response.text, JSON.stringify(encode(decode(response.json))))
+      // and these calls are ones the fast path vouches for (else the schema wrote them, and nothing was gained)
+      assert.isDefined(listCallsJson(response.json as Parameters<typeof listCallsJson>[0]))
+    }
   })
 
   it("call.list filters by status, success, sentiment, time range, numbers, agent and JSON keys", async () => {
