@@ -14,7 +14,8 @@
 // Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
 //
 // Through HTTP (LISTCALLS_BENCH_HTTP=0 to skip): svc's server in its own process (apps/server/src/main.ts) against a
-// minimal node:http server in this process that answers the same request with the same two statements and no auth,
+// minimal node:http server, also in its own process (tools/bench/httpListCallsBaseline.ts; until 2026-11-29 it ran
+// in this process, beside the client), that answers the same request with the same two statements and no auth,
 // validation or pagination key: what PostgreSQL plus Node can do at best (as tools/bench/httpListBaseline.ts).
 // LISTCALLS_BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles svc's process (summary: cpuProfileSummary.ts).
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
@@ -28,7 +29,6 @@ import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope } from "ef
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -236,8 +236,6 @@ const main = async () => {
   }
 
   // (d) the batch first page + include_total through HTTP
-  let baseline: http.Server | undefined
-  let pool: pg.Pool | undefined
   if (process.env["LISTCALLS_BENCH_HTTP"] !== "0") {
     const apiKey = await Effect.runPromise(Effect.scoped(
       Effect.flatMap(
@@ -283,32 +281,18 @@ const main = async () => {
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
     }
-    const bases = pool = new pg.Pool({ connectionString: Redacted.value(urlOf("bench")), max: 4 })
-    baseline = http.createServer((req, res) => {
-      const chunks: Array<Buffer> = []
-      req.on("data", (chunk: Buffer) => chunks.push(chunk))
-      req.on("end", () => {
-        const request = decode(JSON.parse(Buffer.concat(chunks).toString("utf8")))
-        const st = CallsApi.listStatements(ORG, request, undefined)
-        Promise.all([bases.query(st.page.text, st.page.params), bases.query(st.count.text, st.count.params)]).then(
-          ([page, counted]) => {
-            const items = page.rows.slice(0, request.limit).map((r: { call: unknown }) => r.call)
-            res.writeHead(200, { "content-type": "application/json" })
-            res.end(JSON.stringify({
-              has_more: page.rows.length > request.limit,
-              items,
-              total: Number(counted.rows[0].total)
-            }))
-          },
-          (error: Error) => {
-            res.writeHead(500)
-            res.end(error.message)
-          }
-        )
-      })
+    // the bare server in a process of its own, as svc's is (tools/bench/httpListCallsBaseline.ts)
+    const basePort = await freePort()
+    const bare = spawn(
+      process.execPath,
+      ["tools/bench/httpListCallsBaseline.ts", String(basePort), Redacted.value(urlOf("bench")), ORG],
+      { cwd: path.resolve(import.meta.dirname, "..", ".."), stdio: ["ignore", "pipe", "inherit"] }
+    )
+    children.push(bare)
+    await new Promise<void>((resolve, reject) => {
+      bare.stdout!.once("data", () => resolve())
+      bare.once("exit", (code) => reject(new Error(`the bare server exited (${code})`)))
     })
-    await new Promise<void>((resolve) => baseline!.listen(0, "127.0.0.1", resolve))
-    const basePort = (baseline.address() as net.AddressInfo).port
     const post = (url: string, body: unknown, auth?: string) => async () => {
       const response = await fetch(url, {
         method: "POST",
@@ -376,8 +360,6 @@ const main = async () => {
   await client.end()
   await countClient.end()
   await runtime.dispose()
-  baseline?.close()
-  await pool?.end()
 
   process.stdout.write(
     [
