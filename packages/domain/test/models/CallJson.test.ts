@@ -4,7 +4,7 @@
 // nulls, integer-like and `__proto__` keys, numbers at the edges, and values of the wrong type.
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
-import { ListCallsResponse } from "../../src/models/Call.ts"
+import { Call, CallAnalysis, ListCallsResponse } from "../../src/models/Call.ts"
 import { encodedCall, listCallsJson } from "../../src/models/CallJson.ts"
 
 const encode = Schema.encodeSync(ListCallsResponse)
@@ -176,6 +176,40 @@ describe("listCallsJson", () => {
     // the generator reaches both outcomes often
     assert.isAbove(fast, 2000)
     assert.isAbove(refusedBoth, 100)
+  })
+
+  it("knows every member of Call and CallAnalysis, in the schemas' order (a new member fails here)", () => {
+    const full = encodedCall(jsonbOrder({
+      call_id: "c1",
+      call_type: "phone_call",
+      direction: "outbound",
+      call_status: "ended",
+      agent_id: "a",
+      agent_version: 1,
+      batch_call_id: "b",
+      from_number: "+1",
+      to_number: "+2",
+      metadata: {},
+      svc_llm_dynamic_variables: {},
+      custom_sip_headers: {},
+      start_timestamp: 1,
+      end_timestamp: 2,
+      duration_ms: 1,
+      disconnection_reason: "user_hangup",
+      call_analysis: {
+        call_summary: "s",
+        in_voicemail: false,
+        user_sentiment: "Unknown",
+        call_successful: true,
+        custom_analysis_data: {}
+      }
+    }))
+    assert.deepStrictEqual(Object.keys(full!), Object.keys(Call.fields))
+    assert.deepStrictEqual(Object.keys(full!["call_analysis"] as object), Object.keys(CallAnalysis.fields))
+    assert.deepStrictEqual(
+      Object.keys(JSON.parse(listCallsJson({ has_more: true, items: [], pagination_key: "k", total: 1 })!)),
+      Object.keys(ListCallsResponse.fields)
+    )
   })
 
   it("orders a call's keys as the schema does, whatever order they come in", () => {
