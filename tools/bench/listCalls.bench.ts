@@ -16,7 +16,8 @@
 // Through HTTP (LISTCALLS_BENCH_HTTP=0 to skip): svc's server in its own process (apps/server/src/main.ts) against a
 // minimal node:http server, also in its own process (tools/bench/httpListCallsBaseline.ts; until 2026-11-29 it ran
 // in this process, beside the client), that answers the same request with the same two statements and no auth,
-// validation or pagination key: what PostgreSQL plus Node can do at best (as tools/bench/httpListBaseline.ts).
+// validation or pagination key: what PostgreSQL plus Node can do at best (as tools/bench/httpListBaseline.ts). The
+// "HTTP floor" rows put the fixed stack alone (tools/bench/httpListCallsEffectFloor.ts) against the same bare server.
 // LISTCALLS_BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles svc's process (summary: cpuProfileSummary.ts).
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
 import { ApiKeys } from "@svc/store/ApiKeys.ts"
@@ -308,14 +309,39 @@ const main = async () => {
       }
       return parsed
     }
+    // the fixed stack alone (Effect's HTTP server and @effect/sql-pg, nothing of svc): tools/bench/httpListCallsEffectFloor.ts
+    const floorPort = await freePort()
+    const floor = spawn(
+      process.execPath,
+      ["tools/bench/httpListCallsEffectFloor.ts", String(floorPort), Redacted.value(urlOf("bench")), ORG],
+      { cwd: path.resolve(import.meta.dirname, "..", ".."), stdio: ["ignore", "ignore", "inherit"] }
+    )
+    children.push(floor)
+    for (let tries = 0;; tries++) {
+      if (floor.exitCode !== null || tries > 600) throw new Error(`the Effect floor did not start (${floor.exitCode})`)
+      try {
+        await fetch(`http://127.0.0.1:${floorPort}/`)
+        break
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
     for (const [label, batch] of [["the long-running batch", big], ["a batch of ~1,000", small]] as const) {
       const body = { limit: LIMIT, include_total: true, filter_criteria: byBatch(batch) }
+      const matches = await count(byBatch(batch))
       scenarios.push({
         name: `HTTP: batch_call_id = ${label}, first page + include_total`,
         a: post(`http://127.0.0.1:${svcPort}/v3/list-calls`, body, apiKey),
         b: post(`http://127.0.0.1:${basePort}/`, body),
-        matches: await count(byBatch(batch)),
+        matches,
         labels: ["svc POST /v3/list-calls", "node:http + pg, same SQL"]
+      })
+      scenarios.push({
+        name: `HTTP floor: batch_call_id = ${label}, first page + include_total`,
+        a: post(`http://127.0.0.1:${floorPort}/`, body),
+        b: post(`http://127.0.0.1:${basePort}/`, body),
+        matches,
+        labels: ["Effect http + sql-pg alone", "node:http + pg, same SQL"]
       })
     }
   }
