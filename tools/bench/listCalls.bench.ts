@@ -78,6 +78,19 @@ const urlOf = (database: string) => {
 
 const children: Array<ChildProcess> = []
 
+/** Waits until `child` answers HTTP at `url` (any status), 60 s at most. */
+const answering = async (child: ChildProcess, url: string, what: string) => {
+  for (let tries = 0;; tries++) {
+    if (child.exitCode !== null || tries > 600) throw new Error(`${what} did not start (${child.exitCode})`)
+    try {
+      await fetch(url)
+      return
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}
+
 const main = async () => {
   // -------------------------------------------------------------------------------------------------------------
   // 1. The data set, seeded by SQL (migrations run first: every index of the product is there while it loads)
@@ -273,15 +286,7 @@ const main = async () => {
       stdio: ["ignore", "ignore", "inherit"]
     })
     children.push(child)
-    for (let tries = 0;; tries++) {
-      if (child.exitCode !== null || tries > 600) throw new Error(`svc server did not start (${child.exitCode})`)
-      try {
-        await fetch(`http://127.0.0.1:${svcPort}/healthz`)
-        break
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-    }
+    await answering(child, `http://127.0.0.1:${svcPort}/healthz`, "svc server")
     // the bare server in a process of its own, as svc's is (tools/bench/httpListCallsBaseline.ts)
     const basePort = await freePort()
     const bare = spawn(
@@ -317,15 +322,7 @@ const main = async () => {
       { cwd: path.resolve(import.meta.dirname, "..", ".."), stdio: ["ignore", "ignore", "inherit"] }
     )
     children.push(floor)
-    for (let tries = 0;; tries++) {
-      if (floor.exitCode !== null || tries > 600) throw new Error(`the Effect floor did not start (${floor.exitCode})`)
-      try {
-        await fetch(`http://127.0.0.1:${floorPort}/`)
-        break
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-    }
+    await answering(floor, `http://127.0.0.1:${floorPort}/`, "the Effect floor")
     for (const [label, batch] of [["the long-running batch", big], ["a batch of ~1,000", small]] as const) {
       const body = { limit: LIMIT, include_total: true, filter_criteria: byBatch(batch) }
       const matches = await count(byBatch(batch))

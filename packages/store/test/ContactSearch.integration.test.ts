@@ -191,7 +191,7 @@ layer(TestDatabase.layer, { timeout: 120_000 })("contact_search, the search copy
       yield* assertInSync("the upgrade with a concurrent writer")
     }))
 
-  it.effect("an update that leaves the search text alone does not write the copy (the call path stays HOT)", () =>
+  it.effect("an update that leaves the search text alone writes nothing to the copy (the call feed's counters)", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES ('org-hot', 'org-hot', 0)`

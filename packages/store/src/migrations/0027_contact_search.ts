@@ -15,7 +15,7 @@
  * - inserts copy their rows set-wise (a statement trigger over the transition table: a bulk load pays once per
  *   statement, as `contact_counts` does);
  * - an update copies the new text only when it changed (a row trigger whose WHEN compares the two texts, so the
- *   scheduler's per-call update of `conversation_count` queues no trigger at all and stays a HOT update);
+ *   call feed's update of `conversation_count` queues no trigger and writes nothing to the copy);
  * - deletes (an org's deletion included) and TRUNCATE remove the copies.
  */
 import { Effect } from "effect"
