@@ -30,7 +30,11 @@ export class JsonSyntaxError extends Error {
   }
 }
 
-const WS = new Set([" ", "\t", "\n", "\r"])
+/** JSON's whitespace: space, tab, line feed, carriage return. */
+const isWs = (c: number) => c === 32 || c === 10 || c === 13 || c === 9
+
+/** A number, `true`, `false` or `null` at `lastIndex` (sticky: no slice of the text per literal). */
+const LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y
 
 /** Parses JSON text into a tree with ranges; throws `JsonSyntaxError`. */
 export const parse = (text: string): JsonNode => {
@@ -40,7 +44,7 @@ export const parse = (text: string): JsonNode => {
   if (text.charCodeAt(0) === 0xfeff) i = 1
 
   const skipWs = () => {
-    while (i < n && WS.has(text[i]!)) i++
+    while (i < n && isWs(text.charCodeAt(i))) i++
   }
   const fail = (message: string): never => {
     throw new JsonSyntaxError(message, Math.min(i, n))
@@ -135,11 +139,17 @@ export const parse = (text: string): JsonNode => {
         fail(`expected "," or "]" after array element, found ${describe()}`)
       }
     }
-    if (c === "\"") return { type: "scalar", start, end: (parseString(), i), value: JSON.parse(text.slice(start, i)) }
-    const literal = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400))
+    if (c === "\"") {
+      const value = parseString()
+      return { type: "scalar", start, end: i, value }
+    }
+    LITERAL.lastIndex = i
+    const literal = LITERAL.exec(text)
     if (literal === null) fail(`unexpected ${describe()}`)
-    i += literal![0].length
-    return { type: "scalar", start, end: i, value: JSON.parse(literal![0]) }
+    const token = literal![0]
+    i += token.length
+    const value = token === "true" ? true : token === "false" ? false : token === "null" ? null : JSON.parse(token)
+    return { type: "scalar", start, end: i, value }
   }
 
   const root = parseValue(0)

@@ -19,7 +19,7 @@ import {
   utcMidnight
 } from "@svc/domain/Deprecation/Rule.ts"
 import { getRule, isRuleId } from "@svc/domain/Deprecation/Schedule.ts"
-import { loadAll, YAMLException } from "js-yaml"
+import { constructFromEvents, parseEvents, YAMLException } from "js-yaml"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import type { InputFile, SkippedFile } from "./Discovery.ts"
@@ -276,9 +276,13 @@ const lintJson = (ctx: LintContext, settings: FileSettings, file: InputFile, tex
 }
 
 const lintYaml = (ctx: LintContext, settings: FileSettings, file: InputFile, text: string): Array<Located> => {
+  // js-yaml's loadAll, in its two steps: the event stream is kept, so a file with findings locates
+  // them in it instead of parsing the text again (YamlPositions.locate).
+  let events: ReturnType<typeof parseEvents>
   let docs: Array<unknown>
   try {
-    docs = loadAll(text)
+    events = parseEvents(text, {})
+    docs = constructFromEvents(events, { source: text })
   } catch (error) {
     const level = linterLevel(settings, "parse-error")
     if (level === undefined) return []
@@ -298,7 +302,7 @@ const lintYaml = (ctx: LintContext, settings: FileSettings, file: InputFile, tex
   for (let d = 0; d < docs.length; d++) {
     const found = checkDocument(ctx, settings, file, docs[d], d)
     if (found.length === 0) continue
-    const ranges = YamlPositions.locate(text, d, found.map((f) => f.path))
+    const ranges = YamlPositions.locate(text, d, found.map((f) => f.path), events)
     for (const f of found) {
       const range = ranges.get(YamlPositions.pathKey(f.path)) ?? { start: 0, end: 0 }
       out.push({ ...f, start: range.start, end: range.end })

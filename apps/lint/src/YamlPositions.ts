@@ -33,7 +33,9 @@ const keyOf = (path: ReadonlyArray<string | number>) => path.map(String).join("\
 export const locate = (
   text: string,
   docIndex: number,
-  paths: ReadonlyArray<ReadonlyArray<string | number>>
+  paths: ReadonlyArray<ReadonlyArray<string | number>>,
+  /** `text`'s event stream when the caller already has it (the linter parses each file once). */
+  events: ReturnType<typeof parseEvents> = parseEvents(text, {})
 ): Map<string, { start: number; end: number }> => {
   const root: Trie = { children: new Map() }
   for (const path of paths) {
@@ -58,7 +60,6 @@ export const locate = (
     return r
   }
 
-  const events = parseEvents(text, {})
   let doc = -1
   const stack: Array<Frame> = []
   for (const event of events) {
