@@ -1,12 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as JsonTree from "../src/JsonTree.ts"
-
-const mulberry32 = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
+import { mulberry32 } from "./support/Corpus.ts"
 
 const WS = [" ", "\t", "\n", "\r\n", "  "]
 const CHARS = ["a", "Z", "é", "Š", "日", "😀", "\"", "\\", "/", "\n", "\t", "\u0001", "\u2028", " ", "'", "{", "]"]

@@ -18,7 +18,7 @@ import { sarif } from "../src/reporters/Sarif.ts"
 import { stylish } from "../src/reporters/Stylish.ts"
 import { defaultLegacySipHosts } from "../src/rules/SourcePatterns.ts"
 import * as SuppressionsFile from "../src/SuppressionsFile.ts"
-import { writeCorpus } from "./support/Corpus.ts"
+import { mulberry32, writeCorpus } from "./support/Corpus.ts"
 import { project, tempDir, writeTree } from "./support/Harness.ts"
 
 // Files whose outcome exercises every part of a stored result: inline suppressions (used, unused,
@@ -57,13 +57,6 @@ const CONFIGS: ReadonlyArray<unknown> = [
   { rules: { "conversation-node-tools": "error", "suppression-unused": "off" } },
   { upcomingDays: 400, overrides: [{ files: ["corpus/team-01/**"], rules: { "agent-language-multi": "note" } }] }
 ]
-
-const mulberry32 = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 interface Options {
   readonly asOf: string

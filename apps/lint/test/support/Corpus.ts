@@ -45,7 +45,8 @@ export interface Manifest {
   readonly filesWithFindings: number
 }
 
-const mulberry32 = (seed: number) => () => {
+/** A seeded generator (mulberry32): the same corpus or inputs on every run, so a failure replays. */
+export const mulberry32 = (seed: number) => () => {
   seed |= 0
   seed = (seed + 0x6d2b79f5) | 0
   let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
