@@ -9,8 +9,8 @@
  * Every svc process runs the probe before it starts (Main.ts) and refuses to run on a Node that
  * fails it; the bootstrap (tools/bootstrap) installs the pinned Node instead of such a machine Node.
  * The probe creates the poisoning key itself, then parses escaped one-character keys in the shapes
- * that were misread (first key, and after another key), so it does not depend on what the process
- * parsed before.
+ * that were misread (first key, and after another key): it needs nothing else to have been parsed
+ * first. It runs at start-up, in a fresh process, which is where its tests check it.
  */
 
 /** Escaped one-character keys and what they must read as. */
