@@ -25,6 +25,7 @@ import {
   stateCounts,
   taskStates
 } from "./fixtures/Fixtures.ts"
+import { waitUntil } from "./fixtures/Waiting.ts"
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -526,9 +527,9 @@ describe("Dispatcher", () => {
       const scope = yield* Scope.make()
       const settings = SchedulerConfig.defaults({ shutdownGraceMs: 0 })
       const worker = yield* Dispatcher.make(settings).pipe(Scope.provide(scope))
-      const running = yield* Effect.forkChild(worker.run)
+      const running = yield* Effect.forkScoped(worker.run)
       // the loop runs a pass at once and claims all four
-      while ((yield* worker.held) < 4) yield* TestClock.withLive(Effect.sleep(5))
+      yield* waitUntil("4 tasks held", Effect.map(worker.held, (n) => n >= 4))
       assert.strictEqual(yield* inFlightOf(batch), 4)
       yield* Fiber.interrupt(running)
       yield* Scope.close(scope, Exit.void)
@@ -570,8 +571,8 @@ describe("Dispatcher", () => {
         Effect.provideService(DispatchRepo, repo),
         Scope.provide(scope)
       )
-      const running = yield* Effect.forkChild(worker.run)
-      while ((yield* worker.held) < 2) yield* TestClock.withLive(Effect.sleep(5))
+      const running = yield* Effect.forkScoped(worker.run)
+      yield* waitUntil("2 tasks held", Effect.map(worker.held, (n) => n >= 2))
       const leases = sql<{ until: number }>`
         SELECT DISTINCT lease_expires_at::float8 AS until FROM batch_call_tasks WHERE batch_call_id = ${batch}`
       /** Waits (real time, at most 5 s) for the leases to end at `until`. */
@@ -621,7 +622,7 @@ describe("Dispatcher", () => {
         Effect.provideService(CallsRepo, failing),
         Scope.provide(scope)
       )
-      const running = yield* Effect.forkChild(worker.run)
+      const running = yield* Effect.forkScoped(worker.run)
       // the calls end at once; their records fail, go back to memory and are tried again a second later
       while (attempts < 2) {
         yield* TestClock.adjust(1_000)

@@ -9,15 +9,22 @@ import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { Dispatcher } from "../../src/Dispatcher.ts"
 import * as SchedulerConfig from "../../src/SchedulerConfig.ts"
 import { createBatch, FROM, inFlightOf, seedOrg, stateCounts, StoreLayer, taskStates } from "../fixtures/Fixtures.ts"
-import { scripts } from "../fixtures/TwilioDouble.ts"
+import { scripts, type TwilioDouble } from "../fixtures/TwilioDouble.ts"
 import { OPTIONS, twilioSide } from "../fixtures/TwilioSide.ts"
+import { waitUntil } from "../fixtures/Waiting.ts"
 
 const Layers = Layer.mergeAll(TwilioCallsRepo.layer, BatchProgressRepo.layer).pipe(Layer.provideMerge(StoreLayer))
-/** A test on its own database, on the live clock (the double's calls move in real time). */
+/**
+ * A test on its own database, on the live clock (the double's calls move in real time). Its scope closes before the
+ * database (see `isolated` in Fixtures.ts): worker loops are forked into it.
+ */
 const own = <A, E, R>(self: Effect.Effect<A, E, R>) => self.pipe(Effect.scoped, Effect.provide(Layers, { local: true }))
 
 const settings = (overrides: Partial<SchedulerConfig.SchedulerSettings> = {}) =>
   SchedulerConfig.defaults({ reconcileRecheckMs: 100, pollMs: 100, ...overrides })
+
+/** The double's calls, for a failure message. */
+const statuses = (double: TwilioDouble) => [...double.calls.values()].map((c) => `${c.to} ${c.status}`)
 
 /** Calls the double created per task number of the batch. */
 const callsPerNumber = (batch: string, createsFor: (to: string, from: string) => number) =>
@@ -57,13 +64,15 @@ describe("Dispatcher with the Twilio adapter", () => {
         Scope.provide(scope),
         Effect.provideService(Dialer, dialer)
       )
-      const running = yield* Effect.forkChild(worker.run)
+      const running = yield* Effect.forkScoped(worker.run)
       // Every call ringing at the double before the shutdown (its script moves each from initiated to ringing on
       // its own clock; under load CI once shut down with one still initiated), so what is asserted below is what the
       // shutdown did, not how far the double had got.
       const allRinging = () =>
         double.calls.size === 4 && [...double.calls.values()].every((call) => call.status === "ringing")
-      while ((yield* worker.held) < 4 || !allRinging()) yield* Effect.sleep(20)
+      yield* waitUntil("4 calls held and ringing", Effect.map(worker.held, (n) => n === 4 && allRinging()), {
+        state: () => statuses(double)
+      })
       yield* Fiber.interrupt(running)
       yield* Scope.close(scope, Exit.void)
       assert.strictEqual((yield* stateCounts(batch))["unknown"], 4)
@@ -91,23 +100,37 @@ describe("Dispatcher with the Twilio adapter", () => {
         Scope.provide(scope),
         Effect.provideService(Dialer, dialer)
       )
-      const running = yield* Effect.forkChild(worker.run)
+      const running = yield* Effect.forkScoped(worker.run)
       const live = () => [...double.calls.values()]
-      while ((yield* worker.held) < 3 || live().filter((c) => c.status === "ringing").length < 3) {
-        yield* Effect.sleep(20)
-      }
+      const ringing = () => live().filter((c) => c.status === "ringing").length
+      yield* waitUntil("3 calls held and ringing", Effect.map(worker.held, (n) => n === 3 && ringing() === 3), {
+        state: () => statuses(double)
+      })
       // one call is answered before the cancel: it goes on
       const answered = live()[0]!
       double.finish(answered.sid, { status: "in-progress", answeredBy: "human" })
-      while (answered.status !== "in-progress") yield* Effect.sleep(20)
+      assert.strictEqual(answered.status, "in-progress")
       yield* Effect.sleep(OPTIONS.pollMs * 2)
       yield* progress.cancel(orgId, batch, Date.now()).pipe(Effect.orDie)
       // within a poll (OPTIONS.pollMs) each ringing call is cancelled at the double, which calls back `canceled`
-      for (let i = 0; i < 100 && live().filter((c) => c.status === "canceled").length < 2; i++) yield* Effect.sleep(20)
+      yield* waitUntil(
+        "2 calls canceled",
+        Effect.sync(() => live().filter((c) => c.status === "canceled").length >= 2),
+        {
+          state: () => statuses(double)
+        }
+      )
       assert.deepStrictEqual(live().map((c) => c.status).sort(), ["canceled", "canceled", "in-progress"])
       double.finish(answered.sid, { status: "completed", answeredBy: "human" })
-      const ended = Effect.map(stateCounts(batch), (c) => (c["completed"] ?? 0) + (c["failed"] ?? 0)).pipe(Effect.orDie)
-      for (let i = 0; i < 100 && (yield* ended) < 3; i++) yield* Effect.sleep(50)
+      let counts: Record<string, number> = {}
+      yield* waitUntil(
+        "3 tasks ended",
+        Effect.map(stateCounts(batch), (c) => {
+          counts = c
+          return (c["completed"] ?? 0) + (c["failed"] ?? 0) === 3
+        }).pipe(Effect.orDie),
+        { state: () => counts }
+      )
       yield* Fiber.interrupt(running)
       yield* Scope.close(scope, Exit.void)
       const reasons = (yield* taskStates(batch)).map((r) => r.state_reason).sort()
