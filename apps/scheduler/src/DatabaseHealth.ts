@@ -6,9 +6,13 @@
  * Each loop runs its rounds through `observe`. A round that fails because the database cannot be reached (see
  * `isUnavailable`) moves the worker to "unavailable": the first such failure logs `database unavailable` (one line,
  * the reason, no stack), later ones only count, and while it lasts a summary (`database still unavailable`, with
- * the seconds and failed rounds) is logged at most every SUMMARY_EVERY_MS. The first round that succeeds logs
- * `database available again after N s` (a warning, as the server's: an operator reading warnings sees both ends). Before this every loop logged its own ~2.5 KB stack trace every second for
- * as long as the database was away.
+ * the seconds and failed rounds) is logged at most every SUMMARY_EVERY_MS. The outage ends when rounds succeed again
+ * and keep succeeding: the first success is only a candidate, confirmed by a success at least CONFIRM_MS after it with
+ * no outage failure in between, and then `database available again after N s` is logged (a warning, as the
+ * server's: an operator reading warnings sees both ends), N counted to the first success. A PostgreSQL whose
+ * postmaster was killed keeps answering for a few milliseconds on the backends that have not noticed yet: taking
+ * that answer at its word logged one outage as two (seen in the outage test under load). Before this every loop
+ * logged its own ~2.5 KB stack trace every second for as long as the database was away.
  *
  * A failure of a round that started before the database was last seen available says nothing new (it was sent to a
  * server that was still coming up, or on a connection from before the outage) and does not start another outage.
@@ -19,6 +23,12 @@ import { Cause, Clock, Context, Effect, Layer } from "effect"
 
 /** While the database is unavailable, a summary is logged at most this often. */
 export const SUMMARY_EVERY_MS = 30_000
+
+/**
+ * How long after the first success of an outage another success confirms that it is over (the loops' rounds come
+ * about once a second, so an outage is told over within a round or two of its end).
+ */
+export const CONFIRM_MS = 1_000
 
 /**
  * Whether a failed round failed because the database cannot be reached (a failure or defect of the cause is an
@@ -54,6 +64,8 @@ export interface Status {
   readonly failedRounds: number
   /** When the current outage was noticed, if there is one. */
   readonly since: number | undefined
+  /** During an outage, the first success since its last failure, awaiting confirmation (CONFIRM_MS). */
+  readonly backAt: number | undefined
 }
 
 /**
@@ -74,6 +86,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
   /** @category constructors */
   static readonly make = Effect.sync(() => {
     let since: number | undefined
+    let backAt: number | undefined
     let failedRounds = 0
     let summarizedAt = 0
     // when the database was last seen available: failures of rounds started earlier are old news
@@ -98,6 +111,8 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
           )
         }
         failedRounds++
+        // a round that started after the candidate success and could not reach the database: not over after all
+        if (backAt !== undefined && startedAt >= backAt) backAt = undefined
         if (now - summarizedAt >= SUMMARY_EVERY_MS) {
           summarizedAt = now
           yield* Effect.logWarning("database still unavailable").pipe(
@@ -111,11 +126,18 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
         if (since === undefined) return Effect.void
         return Effect.flatMap(Clock.currentTimeMillis, (now) => {
           if (since === undefined || startedAt < since) return Effect.void
-          const seconds = Math.round((now - since) / 100) / 10
+          if (backAt === undefined || startedAt < backAt) {
+            backAt ??= now
+            return Effect.void
+          }
+          if (now - backAt < CONFIRM_MS) return Effect.void
+          const seconds = Math.round((backAt - since) / 100) / 10
           const rounds = failedRounds
           since = undefined
           failedRounds = 0
-          availableAt = now
+          // rounds that started before the first success failed on the outage: old news from here on
+          availableAt = backAt
+          backAt = undefined
           return Effect.logWarning(`database available again after ${seconds} s`).pipe(
             Effect.annotateLogs({ seconds, failedRounds: rounds })
           )
@@ -133,7 +155,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
       observe,
       failed,
       succeeded,
-      status: Effect.sync(() => ({ available: since === undefined, failedRounds, since }))
+      status: Effect.sync(() => ({ available: since === undefined, failedRounds, since, backAt }))
     })
   })
 

@@ -98,8 +98,26 @@ describe("DatabaseHealth", () => {
         assert.strictEqual(lines[1]!.annotations["seconds"], 30)
         assert.strictEqual(lines[1]!.annotations["failedRounds"], 91)
         assert.isFalse(lines.some((l) => JSON.stringify(l).includes("    at ")), "no stack trace")
-        assert.deepStrictEqual(yield* health.status, { available: false, failedRounds: 135, since: 0 })
+        assert.deepStrictEqual(yield* health.status, {
+          available: false,
+          failedRounds: 135,
+          since: 0,
+          backAt: undefined
+        })
 
+        // the first success is a candidate; one CONFIRM_MS later confirms it, and the outage is told over
+        yield* round(Effect.void)
+        assert.strictEqual(lines.length, 2)
+        assert.deepStrictEqual(yield* health.status, {
+          available: false,
+          failedRounds: 135,
+          since: 0,
+          backAt: 45_000
+        })
+        yield* TestClock.adjust(DatabaseHealth.CONFIRM_MS - 1)
+        yield* round(Effect.void)
+        assert.strictEqual(lines.length, 2, "not yet: under CONFIRM_MS after the first success")
+        yield* TestClock.adjust(1)
         yield* round(Effect.void)
         assert.deepStrictEqual(lines[2], {
           level: "Warn",
@@ -119,21 +137,57 @@ describe("DatabaseHealth", () => {
         yield* health.failed("dispatch pass", 0, Cause.die(refused()))
         yield* TestClock.adjust(5_000)
         // a round started at 4 s (during the outage) that only now reports its failure, after another round got
-        // through at 5 s
+        // through at 5 s: the candidate stands
         yield* health.succeeded(5_000)
         yield* health.failed("recording finished calls", 4_000, Cause.die(startingUp()))
+        yield* TestClock.adjust(DatabaseHealth.CONFIRM_MS)
+        yield* health.succeeded(5_000 + DatabaseHealth.CONFIRM_MS)
         assert.deepStrictEqual(lines.map((l) => l.message), [
           "database unavailable",
           "database available again after 5 s"
         ])
         assert.isTrue((yield* health.status).available)
+        // one that started before the first success, reporting now: still old news
+        yield* health.failed("renewing leases", 4_500, Cause.die(refused()))
+        assert.strictEqual(lines.length, 2)
         // one that started after it is a new outage
         yield* TestClock.adjust(1_000)
-        yield* health.failed("dispatch pass", 6_000, Cause.die(refused()))
+        yield* health.failed("dispatch pass", 7_000, Cause.die(refused()))
         assert.strictEqual(lines[2]!.message, "database unavailable")
         // a success of a round that started before the outage was noticed proves nothing
-        yield* health.succeeded(5_500)
-        assert.isFalse((yield* health.status).available)
+        yield* health.succeeded(6_500)
+        assert.deepStrictEqual(yield* health.status, {
+          available: false,
+          failedRounds: 1,
+          since: 7_000,
+          backAt: undefined
+        })
+      })
+    ))
+
+  it.effect("a killed postmaster's backends answering for a moment do not end the outage: two lines, not four", () =>
+    withHealth((health, lines) =>
+      Effect.gen(function*() {
+        // the postmaster is killed at 0: the LISTEN connection notices
+        yield* health.failed("listening for new batches", 0, Cause.die(refused()))
+        // a pass started at 0 ms goes through at 6 ms on a backend that has not noticed yet
+        yield* TestClock.adjust(6)
+        yield* health.succeeded(0)
+        assert.strictEqual((yield* health.status).backAt, 6)
+        // a round started after that answer cannot connect: the outage goes on, the candidate is gone
+        yield* TestClock.adjust(52)
+        yield* health.failed("feeding calls to contacts", 50, Cause.die(refused()))
+        assert.strictEqual((yield* health.status).backAt, undefined)
+        // the server is back at 7.1 s, and rounds keep going through
+        yield* TestClock.adjust(7_100 - 58)
+        yield* health.succeeded(7_090)
+        yield* TestClock.adjust(1_100)
+        yield* health.succeeded(8_150)
+        assert.deepStrictEqual(lines.map((l) => [l.message, l.annotations["failedRounds"]]), [
+          ["database unavailable", undefined],
+          ["database available again after 7.1 s", 2]
+        ])
+        assert.isTrue((yield* health.status).available)
       })
     ))
 

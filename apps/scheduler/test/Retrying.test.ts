@@ -56,7 +56,11 @@ describe("Retrying.forever", () => {
       // the next round starts at 21 s and gets through at 21.5 s
       yield* TestClock.adjust(1_000)
       assert.deepStrictEqual(lines, ["database unavailable"])
+      // through at 21.5 s: the outage's first success; the rounds after it (at once, each 500 ms) confirm it at
+      // 22.5 s (DatabaseHealth.CONFIRM_MS), and the line counts to the first
       yield* TestClock.adjust(500)
+      assert.deepStrictEqual(lines, ["database unavailable"])
+      yield* TestClock.adjust(1_000)
       assert.deepStrictEqual(lines, ["database unavailable", "database available again after 21.5 s"])
       yield* TestClock.adjust(60_000)
       assert.strictEqual(lines.length, 2)

@@ -65,12 +65,15 @@ describe("WebhookHousekeeping", () => {
       assert.deepStrictEqual(calls.map((c) => c.now), [0, 60_000])
       yield* TestClock.adjust(60_000)
       assert.deepStrictEqual(calls.map((c) => c.now), [0, 60_000, 120_000])
+      // the success at 120 s is the outage's first; the next round's confirms it (DatabaseHealth.CONFIRM_MS)
+      yield* TestClock.adjust(60_000)
+      assert.deepStrictEqual(calls.map((c) => c.now), [0, 60_000, 120_000, 180_000])
       yield* Fiber.interrupt(fiber)
       assert.deepStrictEqual(lines, [
         "pruned webhook events",
         "database unavailable",
-        "database available again after 60 s",
-        "pruned webhook events"
+        "pruned webhook events",
+        "database available again after 60 s"
       ])
     }))
 })
