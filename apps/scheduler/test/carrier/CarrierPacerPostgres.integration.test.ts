@@ -12,6 +12,7 @@ import * as CarrierPacingMetrics from "../../src/carrier/CarrierPacingMetrics.ts
 import * as SlotPacer from "../../src/carrier/SlotPacer.ts"
 import type { SlotStore } from "../../src/carrier/SlotPacer.ts"
 import * as Scenarios from "./PacingScenarios.ts"
+import { settle, slowed, watched } from "./StoreWatch.ts"
 import { freshDatabase, postgresWorker, postgresWorkers } from "./Workers.ts"
 
 const at = (cps: number) => CarrierPacingConfig.defaults({ cps })
@@ -33,6 +34,16 @@ describe("carrier pacing in PostgreSQL", () => {
       const workers = yield* postgresWorkers(at(5))
       yield* Scenarios.backoffPausesEveryWorker(workers).pipe(Effect.provide(TestClock.layer()))
     }).pipe(Effect.scoped), 30_000)
+
+  it.live(
+    "the backoff rules hold with a store 400 ms a round trip away (the scenarios wait for it, not a fixed time)",
+    () =>
+      Effect.gen(function*() {
+        const workers = yield* postgresWorkers(at(5), (store) => slowed(store, 400))
+        yield* Scenarios.backoffPausesEveryWorker(workers).pipe(Effect.provide(TestClock.layer()))
+      }).pipe(Effect.scoped),
+    30_000
+  )
 
   it.live(
     "a fractional rate: 0.5 calls/s is one slot every 2 s over both workers, no burst after idling",
@@ -97,8 +108,7 @@ describe("carrier pacing in PostgreSQL", () => {
           pausedUntil: (account) => Effect.tap(real.pausedUntil(account), () => TestClock.adjust(delays.shift() ?? 0))
         }
         const settings = CarrierPacingConfig.defaults({ cps: 5, startToleranceMs: Option.some(10) })
-        const pacer = SlotPacer.make(store, settings)
-        const settle = TestClock.withLive(Effect.sleep("250 millis"))
+        const pacer = SlotPacer.make(watched(store), settings)
         yield* Effect.gen(function*() {
           yield* TestClock.setTime(Scenarios.T0)
           const lateBefore = (yield* Metric.value(CarrierPacingMetrics.late)).count

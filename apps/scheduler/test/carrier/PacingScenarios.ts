@@ -9,14 +9,12 @@ import { TestClock } from "effect/testing"
 import * as CarrierPacingConfig from "../../src/carrier/CarrierPacingConfig.ts"
 import * as CarrierPacingMetrics from "../../src/carrier/CarrierPacingMetrics.ts"
 import type { SlotPacer, SlotStore } from "../../src/carrier/SlotPacer.ts"
+import { settle } from "./StoreWatch.ts"
 
 export type Workers = readonly [SlotPacer, SlotPacer]
 
 /** 2026-01-01T00:00:00Z, where the TestClock scenarios start. */
 export const T0 = 1_767_225_600_000
-
-// Live time for the workers' round trips to the store to finish while the TestClock stands still.
-const settle = TestClock.withLive(Effect.sleep("250 millis"))
 
 /** Most slot starts in any window `[s, s + 1 s)`. */
 export const mostInOneSecond = (slotsUs: ReadonlyArray<number>): number => {

@@ -13,6 +13,9 @@ import * as net from "node:net"
 import * as CarrierPacerPostgres from "../../src/carrier/CarrierPacerPostgres.ts"
 import * as CarrierPacerRedis from "../../src/carrier/CarrierPacerRedis.ts"
 import type { CarrierPacingSettings } from "../../src/carrier/CarrierPacingConfig.ts"
+import * as SlotPacer from "../../src/carrier/SlotPacer.ts"
+import type { SlotStore } from "../../src/carrier/SlotPacer.ts"
+import { watched } from "./StoreWatch.ts"
 
 let counter = 0
 
@@ -27,25 +30,40 @@ export const freshDatabase = Effect.gen(function*() {
   return { admin, name, url: TestDatabase.urlFor(admin, name) }
 })
 
-/** A pacer on its own pool (2 connections) on the database at `url`. */
-export const postgresWorker = (url: Redacted.Redacted<string>, settings: CarrierPacingSettings) =>
+/**
+ * A pacer on its own pool (2 connections) on the database at `url`: `CarrierPacerPostgres.make`'s pacer, its store
+ * watched for `StoreWatch.settle`.
+ */
+export const postgresWorker = (
+  url: Redacted.Redacted<string>,
+  settings: CarrierPacingSettings,
+  wrap: (store: SlotStore) => SlotStore = (store) => store
+) =>
   Effect.flatMap(
     Layer.build(Database.layerFromUrl(url, { migrate: false, maxConnections: 2 })),
-    (context) => CarrierPacerPostgres.make(settings).pipe(Effect.provideContext(context))
+    (context) =>
+      CarrierPacerPostgres.store.pipe(
+        Effect.provideContext(context),
+        Effect.map((store) => SlotPacer.make(watched(wrap(store)), settings))
+      )
   )
 
-/** Two pacers on two pools over one fresh database. */
-export const postgresWorkers = (settings: CarrierPacingSettings) =>
+/** Two pacers on two pools over one fresh database (`wrap` applied to each one's store). */
+export const postgresWorkers = (settings: CarrierPacingSettings, wrap?: (store: SlotStore) => SlotStore) =>
   Effect.gen(function*() {
     const { url } = yield* freshDatabase
-    return [yield* postgresWorker(url, settings), yield* postgresWorker(url, settings)] as const
+    return [yield* postgresWorker(url, settings, wrap), yield* postgresWorker(url, settings, wrap)] as const
   })
 
-/** A pacer on its own Redis client. */
+/** A pacer on its own Redis client: `CarrierPacerRedis.make`'s pacer, its store watched for `StoreWatch.settle`. */
 export const redisWorker = (url: string, settings: CarrierPacingSettings) =>
   Effect.flatMap(
     Layer.build(NodeRedis.layer({ url, disableOfflineQueue: true })),
-    (context) => CarrierPacerRedis.make(settings).pipe(Effect.provideContext(context))
+    (context) =>
+      CarrierPacerRedis.store.pipe(
+        Effect.provideContext(context),
+        Effect.map((store) => SlotPacer.make(watched(store), settings))
+      )
   )
 
 /** Two pacers on two Redis clients. */
