@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import type { SlotStore } from "../../src/carrier/SlotPacer.ts"
-import { waitUntil } from "../fixtures/Waiting.ts"
+import { liveSleep, waitUntil } from "../fixtures/Waiting.ts"
 
 // Operations in flight over every watched store of the test file (its tests run one at a time).
 let inFlight = 0
@@ -25,14 +25,11 @@ export const watched = (store: SlotStore): SlotStore => ({
   pausedUntil: (account) => counted(store.pausedUntil(account))
 })
 
-// Real time (a timer, not Effect's Clock, which a TestClock holds still).
-const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
-
 /** `store` answering `ms` of real time late, every operation (a loaded database or a slow network). */
 export const slowed = (store: SlotStore, ms: number): SlotStore => ({
-  take: (account, nowUs, intervalUs) => Effect.andThen(pause(ms), store.take(account, nowUs, intervalUs)),
-  pause: (account, nowUs, untilUs) => Effect.andThen(pause(ms), store.pause(account, nowUs, untilUs)),
-  pausedUntil: (account) => Effect.andThen(pause(ms), store.pausedUntil(account))
+  take: (account, nowUs, intervalUs) => Effect.andThen(liveSleep(ms), store.take(account, nowUs, intervalUs)),
+  pause: (account, nowUs, untilUs) => Effect.andThen(liveSleep(ms), store.pause(account, nowUs, untilUs)),
+  pausedUntil: (account) => Effect.andThen(liveSleep(ms), store.pausedUntil(account))
 })
 
 /**
@@ -40,10 +37,10 @@ export const slowed = (store: SlotStore, ms: number): SlotStore => ({
  * real time), waits until no operation is in flight, then lets the fibers they answered reach their sleep or end.
  */
 export const settle = Effect.gen(function*() {
-  yield* pause(20)
+  yield* liveSleep(20)
   yield* waitUntil("the pacers' store operations to finish", Effect.sync(() => inFlight === 0), {
     timeoutMs: 10_000,
     everyMs: 5
   })
-  yield* pause(20)
+  yield* liveSleep(20)
 })

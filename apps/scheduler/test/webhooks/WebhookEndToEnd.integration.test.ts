@@ -20,17 +20,13 @@ import * as WebhookConfig from "../../src/webhooks/WebhookConfig.ts"
 import * as WebhookMetrics from "../../src/webhooks/WebhookMetrics.ts"
 import * as WebhookWorker from "../../src/webhooks/WebhookWorker.ts"
 import { createBatch, dialerSettings, seedOrg, StoreLayer } from "../fixtures/Fixtures.ts"
+import { waitUntil } from "../fixtures/Waiting.ts"
 import { enqueueMany, stateCounts } from "./Fixtures.ts"
 import * as Receiver from "./Receiver.ts"
 
+// the shared bounded wait, at this file's pace: 30 s unless told, a check every 50 ms
 const waitFor = <R>(check: Effect.Effect<boolean, unknown, R>, what: string, timeoutMs = 30_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (!(yield* check)) {
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`timed out waiting for ${what}`))
-      yield* Effect.sleep(50)
-    }
-  })
+  waitUntil(what, check, { timeoutMs, everyMs: 50 })
 
 describe("webhooks end to end", () => {
   it.live(
