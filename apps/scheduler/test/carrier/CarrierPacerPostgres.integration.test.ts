@@ -12,18 +12,20 @@ import * as CarrierPacingMetrics from "../../src/carrier/CarrierPacingMetrics.ts
 import * as SlotPacer from "../../src/carrier/SlotPacer.ts"
 import type { SlotStore } from "../../src/carrier/SlotPacer.ts"
 import * as Scenarios from "./PacingScenarios.ts"
-import { settle, slowed, watched } from "./StoreWatch.ts"
+import { countedSleeps, settle, slowed, watched } from "./StoreWatch.ts"
 import { freshDatabase, postgresWorker, postgresWorkers } from "./Workers.ts"
 
 const at = (cps: number) => CarrierPacingConfig.defaults({ cps })
 
 describe("carrier pacing in PostgreSQL", () => {
   it.live(
-    "four acquirers on two workers at 5 calls/s for 2.4 s: never above the pace, within 5 % of it",
+    "four acquirers on two workers at 5 calls/s for 2.4 s of the Clock: never above the pace, within 5 % of it",
     () =>
       Effect.gen(function*() {
         const workers = yield* postgresWorkers(at(5))
-        const { slots } = yield* Scenarios.pacesFourAcquirersOnTwoWorkers(workers, 5, 2_400)
+        const { slots } = yield* Scenarios.pacesFourAcquirersOnTwoWorkers(workers, 5, 2_400).pipe(
+          Effect.provide(TestClock.layer())
+        )
         assert.isAtLeast(slots, 12)
       }).pipe(Effect.scoped),
     30_000
@@ -84,12 +86,13 @@ describe("carrier pacing in PostgreSQL", () => {
       Effect.gen(function*() {
         const { admin, name, url } = yield* freshDatabase
         const pacer = yield* postgresWorker(url, at(5))
+        // within the statement timeout of decision 0610 (5 s), on the product's clock
         yield* Scenarios.unavailableWhenStoreGone(
           pacer,
           "PostgreSQL",
           Effect.orDie(DatabaseAdmin.dropDatabase(admin, name)),
-          6_000
-        )
+          5_000
+        ).pipe(Effect.provide(TestClock.layer()))
       }).pipe(Effect.scoped),
     30_000
   )
@@ -109,16 +112,16 @@ describe("carrier pacing in PostgreSQL", () => {
         }
         const settings = CarrierPacingConfig.defaults({ cps: 5, startToleranceMs: Option.some(10) })
         const pacer = SlotPacer.make(watched(store), settings)
-        yield* Effect.gen(function*() {
+        yield* countedSleeps(Effect.gen(function*() {
           yield* TestClock.setTime(Scenarios.T0)
           const lateBefore = (yield* Metric.value(CarrierPacingMetrics.late)).count
           // 5/s with 10 ms of tolerance: slots 202 ms apart
           assert.strictEqual(yield* pacer.acquireSlot("AC_late"), Scenarios.T0 * 1_000)
           delays.push(30)
           const second = yield* Effect.forkChild(pacer.acquireSlot("AC_late"))
-          yield* settle
+          yield* settle([second])
           yield* TestClock.adjust(202)
-          yield* settle
+          yield* settle([second])
           // woke 30 ms late: slot +202 given up, +404 taken
           assert.isUndefined(second.pollUnsafe())
           yield* TestClock.adjust(172)
@@ -128,14 +131,14 @@ describe("carrier pacing in PostgreSQL", () => {
           delays.push(30, 30, 30, 30, 30)
           const third = yield* Effect.forkChild(Effect.flip(pacer.acquireSlot("AC_late")))
           for (let i = 0; i < 5; i++) {
-            yield* settle
+            yield* settle([third])
             yield* TestClock.adjust(202)
           }
           const error = yield* Fiber.join(third)
           assert.strictEqual(error._tag, "DialerUnavailable")
           assert.include(error.message, "SVC_CARRIER_START_TOLERANCE_MS")
           assert.strictEqual((yield* Metric.value(CarrierPacingMetrics.late)).count, lateBefore + 6)
-        }).pipe(Effect.provide(TestClock.layer()))
+        })).pipe(Effect.provide(TestClock.layer()))
       }).pipe(Effect.scoped),
     30_000
   )

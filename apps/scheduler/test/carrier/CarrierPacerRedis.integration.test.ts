@@ -25,11 +25,13 @@ afterAll(() => stopRedis(redis))
 
 describe("carrier pacing in Redis", () => {
   it.live(
-    "four acquirers on two workers at 5 calls/s for 2.4 s: never above the pace, within 5 % of it",
+    "four acquirers on two workers at 5 calls/s for 2.4 s of the Clock: never above the pace, within 5 % of it",
     () =>
       Effect.gen(function*() {
         const workers = yield* redisWorkers(url, at(5))
-        const { slots } = yield* Scenarios.pacesFourAcquirersOnTwoWorkers(workers, 5, 2_400)
+        const { slots } = yield* Scenarios.pacesFourAcquirersOnTwoWorkers(workers, 5, 2_400).pipe(
+          Effect.provide(TestClock.layer())
+        )
         assert.isAtLeast(slots, 12)
       }).pipe(Effect.scoped),
     30_000
@@ -71,12 +73,14 @@ describe("carrier pacing in Redis", () => {
 
   // Last: it stops this file's Redis.
   it.live(
-    "Redis gone: acquire fails with DialerUnavailable within about a second, backoff does not fail",
+    "Redis gone: acquire fails with DialerUnavailable within a second of the Clock, backoff does not fail",
     () =>
       Effect.gen(function*() {
         const pacer = yield* redisWorker(url, at(5))
-        // within about a second: the client fails at once while disconnected, a sent command waits 1 s at most
-        yield* Scenarios.unavailableWhenStoreGone(pacer, "Redis", Effect.promise(() => stopRedis(redis)), 2_000)
+        // the client fails at once while disconnected; a sent command waits 1 s at most (decision 0610)
+        yield* Scenarios.unavailableWhenStoreGone(pacer, "Redis", Effect.promise(() => stopRedis(redis)), 1_000).pipe(
+          Effect.provide(TestClock.layer())
+        )
       }).pipe(Effect.scoped),
     30_000
   )
