@@ -8,7 +8,8 @@
  * - redirects are answers like any other non-2xx (Node never follows them): the worker retries, the Location is not
  *   visited;
  * - at most `RESPONSE_CAP` bytes of the response are read; a longer body closes the connection;
- * - the whole attempt (connect, send, response, body) has one deadline, `timeoutMs`;
+ * - the whole attempt (connect, send, response, body) has one deadline, `timeoutMs`, on Effect's `Clock` (so tests
+ *   pin it with `TestClock`; the request is destroyed when the deadline interrupts it);
  * - keep-alive agents, so a steady stream to one receiver reuses its connections (the 2,000 events/s goal).
  *
  * Never fails: every failure is a result with `error`, which the worker turns into a retry.
@@ -105,12 +106,9 @@ export const make = (options: { readonly allowPrivate: boolean; readonly maxSock
     const send: Send = (request) =>
       Effect.callback<SendResult>((resume, signal) => {
         let settled = false
-        // set once the request exists; finish may run before (a refused address)
-        const deadline: { timer?: ReturnType<typeof setTimeout> } = {}
         const finish = (result: SendResult) => {
           if (settled) return
           settled = true
-          clearTimeout(deadline.timer)
           resume(Effect.succeed(result))
         }
         let url: URL
@@ -134,9 +132,6 @@ export const make = (options: { readonly allowPrivate: boolean; readonly maxSock
             "content-length": String(Buffer.byteLength(request.body))
           }
         })
-        deadline.timer = setTimeout(() => {
-          req.destroy(Object.assign(new Error(`no answer within ${request.timeoutMs} ms`), { code: "ETIMEDOUT" }))
-        }, request.timeoutMs)
         req.on("error", (error) =>
           finish({ status: undefined, error: describe(error), refused: error instanceof Refused }))
         req.on("response", (res) => {
@@ -168,7 +163,18 @@ export const make = (options: { readonly allowPrivate: boolean; readonly maxSock
         })
         signal.addEventListener("abort", () => req.destroy())
         req.end(request.body)
-      })
+      }).pipe(
+        // the deadline: interrupting the attempt aborts its signal, which destroys the request
+        Effect.timeoutOrElse({
+          duration: request.timeoutMs,
+          orElse: () =>
+            Effect.succeed<SendResult>({
+              status: undefined,
+              error: `ETIMEDOUT: no answer within ${request.timeoutMs} ms`,
+              refused: false
+            })
+        })
+      )
 
     return send
   })

@@ -65,7 +65,7 @@ export const eventRow = (eventId: string) =>
       due_at: number
       last_status: number | null
       last_error: string | null
-      history: Array<{ status?: number; error?: string }>
+      history: Array<{ at: number; status?: number; error?: string; ms: number }>
     }>`
       SELECT state, attempts, due_at::float8 AS due_at, last_status, last_error, history
       FROM webhook_events WHERE event_id = ${eventId}`

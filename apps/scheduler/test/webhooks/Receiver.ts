@@ -21,6 +21,8 @@ export interface Receiver {
   readonly url: (path?: string) => string
   readonly port: number
   readonly received: Array<Received>
+  /** Answers whose connection closed before they were sent to their end (the client stopped reading). */
+  readonly cutOff: number
   respond: (request: Received, index: number) => Answer
 }
 
@@ -33,6 +35,7 @@ export const make = (options: { readonly record?: boolean } = {}) =>
         url: (path = "/hook") => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
         port: 0,
         received: [],
+        cutOff: 0,
         respond: () => ({ status: 200 })
       }
       let count = 0
@@ -47,6 +50,9 @@ export const make = (options: { readonly record?: boolean } = {}) =>
             hanging.add(res)
             return
           }
+          res.on("close", () => {
+            if (!res.writableFinished) (receiver as { cutOff: number }).cutOff++
+          })
           res.writeHead(answer.status, answer.headers)
           res.end(answer.body ?? "")
         })

@@ -1,11 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import Retell from "retell-sdk"
 import * as HttpSender from "../../src/webhooks/HttpSender.ts"
 import * as WebhookConfig from "../../src/webhooks/WebhookConfig.ts"
 import * as WebhookWorker from "../../src/webhooks/WebhookWorker.ts"
+import { waitUntil } from "../fixtures/Waiting.ts"
 import { enqueue, eventRow, seedOrg, WebhookStore } from "./Fixtures.ts"
 import * as Receiver from "./Receiver.ts"
 
@@ -119,20 +120,29 @@ describe("webhook delivery", () => {
       assert.isAtMost(row.history.length, 10)
     }).pipe(isolated))
 
-  it.live("times out a receiver that never answers, within the event's timeout, and retries", () =>
+  it.live("times out a receiver that never answers, at the event's timeout on the Clock, and retries", () =>
     Effect.gen(function*() {
       const receiver = yield* Receiver.make()
       receiver.respond = () => "hang"
       const { orgId } = yield* seedOrg()
       const eventId = yield* enqueue(orgId, "call_1", "call_ended", receiver.url(), { timeoutMs: 300 })
-      const started = Date.now()
-      yield* deliver()
-      const took = Date.now() - started
-      assert.isAtLeast(took, 290)
-      assert.isBelow(took, 3_000)
+      const round = yield* Effect.forkChild(deliver())
+      // the attempt's deadline is running once its request is at the receiver (both start together)
+      yield* waitUntil("the receiver to hold the attempt's request", Effect.sync(() => receiver.received.length === 1))
+      yield* TestClock.adjust(299)
+      yield* TestClock.adjust(1)
+      yield* waitUntil(
+        "the round to end once the event's timeout passed on the Clock",
+        Effect.sync(() => round.pollUnsafe() !== undefined),
+        { timeoutMs: 10_000 }
+      )
+      assert.strictEqual(yield* Fiber.join(round), 1)
       const row = yield* eventRow(eventId)
       assert.strictEqual(row.state, "pending")
       assert.match(row.last_error!, /ETIMEDOUT/)
+      // the attempt lasted the event's timeout to the millisecond of the worker's Clock: it did not end before it
+      // (it would have at +299 or earlier) nor wait past it (the clock stood at +300 when it ended)
+      assert.strictEqual(row.history[0]!.ms, 300)
     }).pipe(isolated))
 
   it.live("does not follow redirects: a 3xx is a failed attempt and the Location is never visited", () =>
@@ -157,9 +167,19 @@ describe("webhook delivery", () => {
       const { orgId } = yield* seedOrg()
       const ok = yield* enqueue(orgId, "call_1", "call_ended", receiver.url())
       const bad = yield* enqueue(orgId, "call_2", "call_ended", receiver.url())
-      const started = Date.now()
-      yield* deliver()
-      assert.isBelow(Date.now() - started, 5_000)
+      // the round ends while the Clock stands still, so no deadline ended it: the sender stopped reading
+      const round = yield* Effect.forkChild(deliver())
+      yield* waitUntil(
+        "the round to end with the Clock standing still (no timeout can have ended it)",
+        Effect.sync(() => round.pollUnsafe() !== undefined),
+        { timeoutMs: 10_000 }
+      )
+      assert.strictEqual(yield* Fiber.join(round), 2)
+      // and closed the connections: neither 20 MiB answer was sent to its end (loopback's socket buffers hold a
+      // few MiB at most, so an answer finishes only if the client reads it)
+      yield* waitUntil("the receiver to see both answers cut off", Effect.sync(() => receiver.cutOff === 2), {
+        state: () => ({ cutOff: receiver.cutOff })
+      })
       assert.strictEqual((yield* eventRow(ok)).state, "delivered")
       const row = yield* eventRow(bad)
       assert.strictEqual(row.state, "pending")
@@ -190,9 +210,17 @@ describe("webhook delivery", () => {
         assert.strictEqual(row.state, "pending")
         assert.match(row.last_error!, /^refused: /, id)
       }
-      // the same events with SVC_WEBHOOK_ALLOW_PRIVATE=true: the receiver's go through
+      // the same events with SVC_WEBHOOK_ALLOW_PRIVATE=true: the receiver's go through; the unreachable private
+      // targets may hang until their 1 s timeout, which runs on the TestClock: it is moved a second at a time until
+      // the round is over
       yield* TestClock.adjust(3_600_000)
-      yield* deliver({ allowPrivate: true })
+      const round = yield* Effect.forkChild(deliver({ allowPrivate: true }))
+      yield* waitUntil(
+        "the round with private addresses allowed to end",
+        Effect.andThen(TestClock.adjust(1_000), Effect.sync(() => round.pollUnsafe() !== undefined)),
+        { everyMs: 50 }
+      )
+      yield* Fiber.join(round)
       assert.isAtLeast(receiver.received.length, 2)
     }).pipe(isolated))
 

@@ -191,9 +191,13 @@ describe("webhooks end to end", () => {
           yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${org}, 'iso', 0)`
           yield* repo.createSecret(org, 0, 0)
         }
-        yield* enqueueMany("org_iso_dead", dead.url(), 5_000, { timeoutMs: 5_000 })
+        // The dead endpoint's attempts never end while this test runs (10 minute timeouts): had any healthy event
+        // waited on one of them (a shared slot, a claim or a write held behind it), the healthy org could not
+        // finish at all, so the wait below can be as long as a loaded machine needs. How much the backlog slows the
+        // healthy org down is a benchmark's question, measured in docs/benchmarks.md ("Webhook delivery",
+        // Isolation: tools/bench/webhooks.bench.ts), not a wall-clock bound here.
+        yield* enqueueMany("org_iso_dead", dead.url(), 5_000, { timeoutMs: 600_000 })
         yield* enqueueMany("org_iso_ok", healthy.url(), 300)
-        const started = Date.now()
         yield* Effect.forkScoped(
           WebhookWorker.loop(WebhookConfig.defaults({ allowPrivate: true, concurrency: 32, perOrg: 8 }), "iso").pipe(
             Effect.provide(DatabaseHealth.layer)
@@ -201,12 +205,14 @@ describe("webhooks end to end", () => {
         )
         yield* waitFor(
           Effect.map(stateCounts("org_iso_ok"), (counts) => counts["delivered"] === 300),
-          "the healthy org's events",
-          4_000
+          "the healthy org's events, while the dead org's attempts hang"
         )
-        const took = Date.now() - started
-        // well within one timeout of the dead endpoint: nothing of the healthy org waited on it
-        assert.isBelow(took, 4_000)
+        // every dead attempt is still hanging: no result of the dead org was written, so none of the healthy
+        // deliveries came after one of its timeouts
+        const deadResults = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM webhook_events WHERE org_id = 'org_iso_dead' AND jsonb_array_length(history) > 0`
+        assert.strictEqual(deadResults[0]!.n, 0)
+        assert.deepStrictEqual(yield* stateCounts("org_iso_dead"), { pending: 5_000 })
         // the dead org held at most its share of slots
         assert.isAtMost(dead.received.length, 8)
         assert.strictEqual(healthy.received.length, 300)
