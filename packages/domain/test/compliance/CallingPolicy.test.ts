@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Exit, Result, Schema } from "effect"
+import { attemptCapOf } from "../../src/compliance/AttemptCaps.ts"
 import {
   applyOverride,
   CallingPolicy,
@@ -10,6 +11,7 @@ import {
   PolicyOverride,
   rulesFor
 } from "../../src/compliance/CallingPolicy.ts"
+import { allRows, parseHours, weekdays } from "../../test-support/compliance/CallingRulesTable.ts"
 
 const row = (jurisdiction: string) => defaultPolicy.states.find((r) => r.jurisdiction === jurisdiction)!
 const federal = defaultPolicy.federal
@@ -31,6 +33,46 @@ describe("CallingPolicy", () => {
     assert.deepStrictEqual(row("TX").hours.map((h) => [h.days.length, h.start]), [[6, 540], [1, 720]])
     // Every state row is at least as strict as the federal one.
     for (const state of defaultPolicy.states) assert.isTrue(isStricterOrEqual(state, federal), state.jurisdiction)
+  })
+
+  // Issue 28: the policy against a table written by hand from calling-rules.md (test-support/compliance), row by
+  // row and minute by minute, so a wrong hour, day, holiday flag or cap in any row fails here.
+  it("equals the independent table of calling-rules.md in every row: hours per weekday, holidays, cap", () => {
+    const policyRows = [federal, ...defaultPolicy.states]
+    assert.deepStrictEqual(
+      policyRows.map((r) => r.jurisdiction).sort(),
+      allRows.map((r) => r.jurisdiction).sort(),
+      "the same jurisdictions"
+    )
+    for (const expected of allRows) {
+      const rule = policyRows.find((r) => r.jurisdiction === expected.jurisdiction)!
+      for (const day of weekdays) {
+        const open = new Set<number>()
+        for (const hours of rule.hours) {
+          if (hours.days.includes(day)) { for (let m = hours.start; m < hours.end; m++) open.add(m) }
+        }
+        const want = expected.hours[day]
+        const { end, start } = want === null ? { start: 0, end: 0 } : parseHours(want)
+        const wrong: Array<number> = []
+        for (let m = 0; m < 1440; m++) if (open.has(m) !== (start <= m && m < end)) wrong.push(m)
+        assert.deepStrictEqual(
+          wrong.length === 0 ? "as the table" : `differs at local minutes ${wrong[0]}..${wrong[wrong.length - 1]}`,
+          "as the table",
+          `${expected.jurisdiction} ${day}: the table says ${want ?? "closed"}`
+        )
+      }
+      assert.strictEqual(rule.noHolidays, expected.closedOnHolidays, `${expected.jurisdiction} holidays`)
+      assert.strictEqual(rule.attemptsPer24h ?? null, expected.attemptsPer24h, `${expected.jurisdiction} cap`)
+      // the cap that binds a number of the state alone (with the federal rule, which has none)
+      const cap = attemptCapOf(rulesFor(defaultPolicy, [expected.jurisdiction]))
+      assert.deepStrictEqual(
+        cap,
+        expected.attemptsPer24h === null
+          ? undefined
+          : { jurisdiction: expected.jurisdiction, limit: expected.attemptsPer24h },
+        `${expected.jurisdiction} binding cap`
+      )
+    }
   })
 
   it("rejects malformed rows, naming the field and the rule", () => {
