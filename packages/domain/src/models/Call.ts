@@ -8,6 +8,7 @@
  */
 import { Effect, Option, Schema, SchemaGetter, SchemaIssue, SchemaTransformation } from "effect"
 import { BooleanFilter, EnumFilter, NumberFilter, PresentFilter, RangeFilter, StringFilter } from "./FilterCondition.ts"
+import { jsonDepth, maxJsonDepth } from "./JsonLimits.ts"
 import { NonEmptyString, NonNegativeInt } from "./Primitives.ts"
 
 /**
@@ -143,7 +144,11 @@ const refused = (why: string) =>
 export const UpdateCallBody = Schema.Struct({
   metadata: Schema.optionalKey(Schema.Json.check(
     Schema.makeFilter((value) =>
-      new TextEncoder().encode(JSON.stringify(value)).length <= maxMetadataBytes
+      // depth first (issue 27): JSON.stringify recurses, and fails past ~4,400 levels; the HTTP edge has refused
+      // a body nested past maxJsonDepth already, this keeps the schema safe on its own
+      jsonDepth(value) > maxJsonDepth
+        ? `is nested too deep: objects and arrays may nest at most ${maxJsonDepth} levels`
+        : new TextEncoder().encode(JSON.stringify(value)).length <= maxMetadataBytes
         ? undefined
         : `must be at most ${maxMetadataBytes} bytes as JSON`
     )

@@ -21,6 +21,7 @@ import { Schema, SchemaIssue } from "effect"
 import { disconnectionReasons, maxMetadataBytes, UserSentiment } from "./Call.ts"
 import { isStorableText, MAX_CONTACT_ID_LENGTH } from "./ContactImportLine.ts"
 import { E164 } from "./E164.ts"
+import { firstJsonProblem, maxJsonDepth, maxJsonMagnitude } from "./JsonLimits.ts"
 import { EpochMillis, NonNegativeInt } from "./Primitives.ts"
 
 const storableMessage = "must not contain U+0000 or an unpaired surrogate (PostgreSQL cannot store them)"
@@ -29,18 +30,31 @@ const StoredText = Schema.String.check(
   Schema.makeFilter((text: string) => isStorableText(text) ? undefined : storableMessage)
 )
 
-/** Every string in a JSON value, keys included, is storable (PostgreSQL's jsonb refuses U+0000). */
-const storableJson = (value: unknown): boolean => {
-  if (typeof value === "string") return isStorableText(value)
-  if (Array.isArray(value)) return value.every(storableJson)
-  if (value !== null && typeof value === "object") {
-    return Object.entries(value).every(([k, v]) => isStorableText(k) && storableJson(v))
-  }
-  return true
-}
-
+/**
+ * A free-form JSON member of a line (`metadata`, a `custom_analysis_data` value) held to the rules of the API's
+ * request bodies (JsonLimits, decision 0106), so that every imported call reads back through get-call and list-calls:
+ * nested at most `maxJsonDepth` levels (the read path's bound), numbers within ±(2^53 - 1) (a larger one would be
+ * imported rounded, silently), and every string, keys included, storable (PostgreSQL's jsonb refuses U+0000). The walk
+ * is iterative: a line nested 50,000 levels deep is refused, not a stack overflow.
+ */
 const StoredJson = Schema.Json.check(
-  Schema.makeFilter((value) => storableJson(value) ? undefined : storableMessage)
+  Schema.makeFilter((value, _ast, options) => {
+    const problem = firstJsonProblem(value, { text: true })
+    if (problem === undefined) return undefined
+    const message = problem.rule === "depth"
+      ? `is nested too deep: objects and arrays may nest at most ${maxJsonDepth} levels`
+      : problem.rule === "number"
+      ? `is a number beyond ±${maxJsonMagnitude} (2^53 - 1), the largest a JSON number holds exactly; ` +
+        "give it as a string"
+      : storableMessage
+    // the member itself for its depth (its path past 64 levels says nothing more); the value or name otherwise
+    const at = problem.rule === "depth" ? [] : problem.rule === "text" && problem.inName
+      ? problem.path.slice(0, -1)
+      : problem.path
+    return at.length === 0
+      ? message
+      : new SchemaIssue.Pointer(at, new SchemaIssue.InvalidValue({ message }, undefined, options))
+  })
 )
 
 const StoredStrings = Schema.Record(StoredText, StoredText)

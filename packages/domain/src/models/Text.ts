@@ -12,6 +12,7 @@
  * Each is a 400 naming the field, never a strip or a replacement: "never drop input silently". The functions
  * here are pure; the HTTP edge applies them (apps/server/src/http/InputRules.ts).
  */
+import { firstJsonProblem } from "./JsonLimits.ts"
 
 /**
  * Why a string breaks the rule, as a clause that follows the field's name; `undefined` when it is acceptable.
@@ -44,29 +45,14 @@ export const firstUnacceptableText = (json: unknown): {
   readonly value: string
   readonly inName: boolean
 } | undefined => {
-  const visit = (value: unknown, path: Array<PropertyKey>): ReturnType<typeof firstUnacceptableText> => {
-    if (typeof value === "string") {
-      const problem = textProblem(value)
-      return problem === undefined ? undefined : { path, problem, value, inName: false }
-    }
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        const found = visit(value[i], [...path, i])
-        if (found !== undefined) return found
-      }
-      return undefined
-    }
-    if (typeof value === "object" && value !== null) {
-      for (const [key, member] of Object.entries(value)) {
-        const problem = textProblem(key)
-        if (problem !== undefined) return { path: [...path, key], problem, value: key, inName: true }
-        const found = visit(member, [...path, key])
-        if (found !== undefined) return found
-      }
-    }
-    return undefined
-  }
-  return visit(json, [])
+  // iterative (issue 27): a value nested 50,000 levels deep must not exhaust the stack
+  const found = firstJsonProblem(json, { text: true, numbers: false, maxDepth: Number.POSITIVE_INFINITY })
+  if (found === undefined || found.rule !== "text") return undefined
+  const { inName, path } = found
+  let value: unknown = json
+  for (let i = 0; i < path.length; i++) value = (value as Record<PropertyKey, unknown>)[path[i]!]
+  const text = inName ? String(path[path.length - 1]) : value as string
+  return { path, problem: textProblem(text)!, value: text, inName }
 }
 
 const BACKSLASH = 0x5c
