@@ -159,7 +159,11 @@ const start = async (where, program) => {
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Connects to the server, starting one when none answers; `undefined` when none came up in time. */
+/**
+ * Connects to the server, starting one when none answers; `"ended"` when the server started ended without
+ * answering, `"timeout"` when none came up in time (the warning says which, so a client that waited out the start
+ * timeout for a server that had already ended can be told from one that did not).
+ */
 const connectOrStart = async (where, program) => {
   const first = await connect(where.socket)
   if (first !== undefined) return first
@@ -171,9 +175,9 @@ const connectOrStart = async (where, program) => {
     const connection = await connect(where.socket)
     if (connection !== undefined) return connection
     // It ended without a server answering: it could not listen (its log says why).
-    if (ended) return undefined
+    if (ended) return "ended"
   }
-  return undefined
+  return "timeout"
 }
 
 /**
@@ -204,8 +208,9 @@ export const viaDaemon = async ({ args, mode, program, programId }) => {
   }
   if (where === undefined) return undefined
   const connection = await connectOrStart(where, program)
-  if (connection === undefined) {
-    warn(`the resident linter did not start (see ${where.log}); linting in this process`)
+  if (typeof connection === "string") {
+    const within = connection === "timeout" ? ` within ${START_TIMEOUT_MS / 1000} s` : ""
+    warn(`the resident linter did not start${within} (see ${where.log}); linting in this process`)
     return undefined
   }
   const answer = await exchange(connection, {

@@ -41,6 +41,12 @@ export interface FileWatch {
   readonly checked: (path: string, stat: fs.Stats) => void
   /** Ends every watch. */
   readonly close: () => void
+  /**
+   * How many barriers were lost so far (a cookie that did not come back in time, or could not be written): each
+   * made the watch trust nothing. Tells a timed-out barrier from an overflow seen in time, which otherwise differ
+   * only in how long `sync` took.
+   */
+  readonly barriersLost: () => number
 }
 
 /** How long `sync` waits for its cookie before distrusting everything. */
@@ -148,6 +154,7 @@ export const make = (cookieDir: string): FileWatch | undefined => {
   }
 
   let cookieCount = 0
+  let lost = 0
   const sync = async (): Promise<number> => {
     generation++ // the barrier's
     if (events.size > 1_000_000) {
@@ -169,10 +176,14 @@ export const make = (cookieDir: string): FileWatch | undefined => {
     try {
       fs.writeFileSync(file, "")
       // A lost cookie is a full queue: events were dropped.
-      if (!(await arrived)) distrustAll()
+      if (!(await arrived)) {
+        lost++
+        distrustAll()
+      }
       fs.rmSync(file, { force: true })
     } catch {
       cookies.get(name)?.()
+      lost++
       distrustAll()
     }
     // The cookie can arrive in the same read as a burst before it: let the overflow check of that
@@ -202,5 +213,5 @@ export const make = (cookieDir: string): FileWatch | undefined => {
     for (const dir of [...folders.keys()]) forget(dir)
   }
 
-  return { folder, sync, trusted, checked, close }
+  return { folder, sync, trusted, checked, close, barriersLost: () => lost }
 }

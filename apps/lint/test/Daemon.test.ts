@@ -235,11 +235,11 @@ describe("svc-lint --daemon", () => {
     // A folder where the socket must go: the server cannot listen and ends; the client does not wait.
     const where = status(dir, env).socket
     fs.mkdirSync(where)
-    const startedAt = Date.now()
     const blocked = runBin(dir, ["--daemon", ...args], env)
-    assert.isBelow(Date.now() - startedAt, 10_000, "the client waited for a server that had ended")
     assert.strictEqual(blocked.status, plain.status)
     assert.strictEqual(blocked.stdout, plain.stdout)
+    // "did not start (see ...)", not "did not start within 15 s": the client saw the server end and stopped
+    // waiting, rather than waiting out its start timeout (a wall-clock bound on the run once stood for this)
     assert.match(blocked.stderr, /^svc-lint: warning: the resident linter did not start \(see .*\.log\); linting/)
     assert.include(fs.readFileSync(where.replace(/\.sock$/, ".log"), "utf8"), "cannot listen")
     assert.deepStrictEqual(serversOn(where), [])

@@ -436,7 +436,7 @@ describe("LintCache", () => {
     assert.strictEqual(first.problems, 0)
     assert.isAbove(LintCache.load(location, first.key).entries.get("agent.json")![2], 0)
     const { mtime } = fs.statSync(file)
-    await new Promise((resolve) => setTimeout(resolve, 20)) // let the coarse kernel clock move past the first write
+    await untilCtimeAfter(file)
     fs.writeFileSync(file, "{\"agent_id\": \"a\", \"language\": \"multi\"}\n")
     fs.utimesSync(file, mtime, mtime)
     const second = await runSmall(dir, location, later)
@@ -460,6 +460,25 @@ describe("LintCache", () => {
     assert.strictEqual(LintCache.resolveLocation(dir, "new/cache.json"), path.join(dir, "new", "cache.json"))
   })
 })
+
+/**
+ * Waits until a write made now gets a later ctime than `file` has: the kernel stamps writes from a coarse clock
+ * (a few ms a tick), so a write right after another can carry the same ctime. Probes a file of its own on the same
+ * file system between turns of the event loop; bounded, and says what it saw. (A fixed 20 ms sleep once stood for
+ * this.)
+ */
+const untilCtimeAfter = async (file: string) => {
+  const before = fs.statSync(file, { bigint: true }).ctimeNs
+  const probe = path.join(tempDir(), "tick")
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    fs.writeFileSync(probe, "")
+    const now = fs.statSync(probe, { bigint: true }).ctimeNs
+    if (now > before) return
+    if (Date.now() > deadline) assert.fail(`the file system's clock stood at ${now} ns for 10 s (file: ${before} ns)`)
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
 
 const runSmall = async (dir: string, location: string, now: number) => {
   const ctx: LintContext = {

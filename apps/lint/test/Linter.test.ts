@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as LintConfig from "../src/LintConfig.ts"
@@ -26,12 +27,28 @@ describe("Linter", () => {
   it("skips binary, oversized and unreadable files with a file-skipped warning", () => {
     const dir = project({
       "binary.json": Buffer.from([0x7b, 0x00, 0x01, 0x7d]),
-      "big.json": `{"notes": "${"x".repeat(2048)}"}`,
+      "big.json": `{"notes": "${"x".repeat(256 * 1024)}"}`,
       "locked.yaml": "a: 1\n",
-      "ok.json": "{}"
+      "ok.json": "{}",
+      "replaced.json": "{}"
     })
+    // A FIFO named like a config: the walk takes regular files only, so it is never opened (an open would block
+    // until a writer came).
+    const fifo = spawnSync("mkfifo", [path.join(dir, "pipe.json")])
+    assert.strictEqual(fifo.status, 0, String(fifo.stderr))
     fs.chmodSync(path.join(dir, "locked.yaml"), 0o000)
-    const { found, problems } = lintIn(dir, "2026-08-01")
+    const replaced = path.join(dir, "replaced.json")
+    // --max-file-size of 64 KiB: big.json (256 KiB and 13 bytes) is over it; a folder's size (4 KiB on ext4, less on
+    // tmpfs) is not
+    const { found, problems } = lintIn(dir, "2026-08-01", {
+      maxFileSize: 64 * 1024,
+      // replaced.json, listed by the walk as a file, is a folder by the time it is read (replaced while the run
+      // was under way): unreadable as a file for every user, root included, where chmod 000 is no obstacle
+      afterDiscovery: () => {
+        fs.rmSync(replaced)
+        fs.mkdirSync(replaced)
+      }
+    })
     const readable = (() => {
       try {
         fs.readFileSync(path.join(dir, "locked.yaml"))
@@ -40,10 +57,22 @@ describe("Linter", () => {
         return false
       }
     })()
-    assert.strictEqual(found.files.length, 4)
+    assert.deepStrictEqual(found.files.map((f) => f.relative), [
+      "big.json",
+      "binary.json",
+      "locked.yaml",
+      "ok.json",
+      "replaced.json"
+    ])
     const skipped = problems.map((p) => `${p.file} ${p.ruleId} ${p.level} ${p.message}`)
     assert.include(skipped, "binary.json file-skipped warning not checked: binary content")
+    assert.include(
+      skipped,
+      "big.json file-skipped warning not checked: larger than --max-file-size (262157 > 65536 bytes)"
+    )
+    assert.include(skipped, "replaced.json file-skipped warning not checked: unreadable (EISDIR)")
     if (!readable) assert.include(skipped, "locked.yaml file-skipped warning not checked: unreadable (EACCES)")
+    assert.notInclude(problems.map((p) => p.file), "ok.json")
     fs.chmodSync(path.join(dir, "locked.yaml"), 0o644)
   })
 

@@ -12,9 +12,7 @@ describe("svc-lint on 10,000 config files", () => {
     const manifest = writeCorpus(dir, { configs: 10_000, sources: 300 })
     assert.strictEqual(manifest.jsonFiles + manifest.yamlFiles, 10_000)
 
-    const started = performance.now()
     const result = runBin(dir, ["--as-of", "2026-11-01", "-f", "json", "-o", "json=report.json", "corpus", "src"])
-    const seconds = (performance.now() - started) / 1000
     assert.strictEqual(result.status, 1, result.stderr)
     assert.strictEqual(result.stderr, "")
 
@@ -32,7 +30,7 @@ describe("svc-lint on 10,000 config files", () => {
     const errors = report.problems.filter((p: { level: string }) => p.level === "error").length
     assert.strictEqual(report.summary.errors, errors)
     assert.strictEqual(report.summary.failing, errors)
-    // A generous ceiling for a shared 2-core machine; the benchmark measures the real figure.
-    assert.isBelow(seconds, 30)
+    // How fast is the benchmark's question (tools/bench/lint.bench.ts, docs/benchmarks.md "svc-lint": the 4 s goal
+    // for these 10,000 files), not this test's: a wall-clock ceiling here measured the machine's load.
   }, 180_000)
 })

@@ -48,6 +48,8 @@ export const context = (
     readonly config?: LintConfig.LintConfig
     readonly fileSuppressions?: ReadonlyArray<FileSuppression>
     readonly cwd?: string
+    /** `--max-file-size` in bytes; default 20 MiB, the CLI's default */
+    readonly maxFileSize?: number
   } = {}
 ): LintContext => {
   const at = utcMidnight(asOf)
@@ -60,7 +62,7 @@ export const context = (
       legacySipHosts: config.legacySipHosts ?? defaultLegacySipHosts,
       legacyMcpHosts: config.legacyMcpHosts
     },
-    maxFileSize: 20 * 1024 * 1024,
+    maxFileSize: options.maxFileSize ?? 20 * 1024 * 1024,
     fileSuppressions: options.fileSuppressions ?? [],
     inlineSuppressions: true
   }
@@ -74,6 +76,9 @@ export const lintIn = (
     readonly inputs?: ReadonlyArray<string>
     readonly days?: number
     readonly config?: LintConfig.LintConfig
+    readonly maxFileSize?: number
+    /** Runs between the walk and the reads (a file changed while a run is under way). */
+    readonly afterDiscovery?: () => void
   } = {}
 ) => {
   const found = discover(options.inputs ?? ["."], {
@@ -81,6 +86,7 @@ export const lintIn = (
     ignored: () => false,
     sourceExtensions: new Set(defaultSourceExtensions)
   })
+  options.afterDiscovery?.()
   const run = lintAll(context(asOf, { ...options, cwd }), found.files)
   return { ...run, problems: [...run.problems].sort(compare), found }
 }
