@@ -113,12 +113,22 @@ const unavailable = (message: string) => new DialerUnavailable({ message })
 const sqlUnavailable = (error: SqlError.SqlError) =>
   unavailable(`twilio call records unavailable: ${error.message}: ${String(error.cause)}`)
 
-/** What a fetched call resource says, as a status update of the record. */
-const updateOf = (call: TwilioCall) => ({
+/**
+ * What a fetched call resource says, as a status update of `record`. The record's start is the answer (decision
+ * 0606: the answered callback's `Timestamp`), and Twilio's `start_time` is not: it is the dial ("Empty if the call has
+ * not yet been dialed", https://www.twilio.com/docs/voice/api/call-resource). So a record that has a start keeps it;
+ * one without takes `end_time` − `duration` of a completed call (its talk time), and a call never answered has none
+ * (it lasted 0 ms, as its callback's `CallDuration` says). Taking `start_time` overwrote a known answer with the dial
+ * when only the end's callback was lost, and gave a busy call its ring time as its length (issue 28's Twilio double).
+ */
+const updateOf = (call: TwilioCall, record: TwilioCallRecord) => ({
   callSid: call.sid,
   status: call.status,
   answeredBy: call.answeredBy ?? undefined,
-  startTimestamp: call.startTime ?? undefined,
+  startTimestamp: record.startTimestamp === null && call.status === "completed" && call.endTime !== null &&
+      call.durationS !== null
+    ? call.endTime - call.durationS * 1000
+    : undefined,
   endTimestamp: call.endTime ?? undefined,
   durationS: call.durationS ?? undefined
 })
@@ -198,7 +208,7 @@ export const layerWith = (
           Effect.flatMap((call) =>
             Effect.flatMap(
               Clock.currentTimeMillis,
-              (now) => repo.applyStatus(record.idempotencyKey, updateOf(call), now)
+              (now) => repo.applyStatus(record.idempotencyKey, updateOf(call, record), now)
             )
           ),
           Effect.catch((error) =>
@@ -242,7 +252,9 @@ export const layerWith = (
           }
           if (candidates.length === 1) {
             const call = candidates[0]!
-            const applied = yield* repo.applyStatus(key, updateOf(call), now).pipe(Effect.mapError(sqlUnavailable))
+            const applied = yield* repo.applyStatus(key, updateOf(call, record), now).pipe(
+              Effect.mapError(sqlUnavailable)
+            )
             if (applied === "unknown") return yield* unavailable(`the record of ${key} changed while it was resolved`)
             return yield* find(key)
           }
@@ -262,18 +274,22 @@ export const layerWith = (
       const cancelIfBatchCancelled = (record: TwilioCallRecord, sid: string, batchCallId: string) =>
         Effect.gen(function*() {
           if (!(yield* repo.batchCancelled(batchCallId).pipe(Effect.mapError(sqlUnavailable)))) return false
+          const notEnded = (error: string) =>
+            Effect.logWarning("batch cancelled: ringing call could not be ended").pipe(
+              Effect.annotateLogs({ key: record.idempotencyKey, sid, error })
+            )
           yield* client.cancel(sid).pipe(
-            Effect.tap(() =>
-              Effect.logInfo("batch cancelled: ringing call ended").pipe(
-                Effect.annotateLogs({ key: record.idempotencyKey, sid, batchCallId })
-              )
+            Effect.flatMap((call) =>
+              // Status=canceled does "not affect calls already in progress"
+              // (https://www.twilio.com/docs/api/rest/change-call-state); Twilio may say so with the call unchanged
+              call.status === "in-progress"
+                ? notEnded("Twilio left the call in-progress: it was answered before the cancel")
+                : Effect.logInfo("batch cancelled: ringing call ended").pipe(
+                  Effect.annotateLogs({ key: record.idempotencyKey, sid, batchCallId })
+                )
             ),
             // the call may have been answered or ended meanwhile (Twilio refuses to cancel it): nothing to undo
-            Effect.catch((error) =>
-              Effect.logWarning("batch cancelled: ringing call could not be ended").pipe(
-                Effect.annotateLogs({ key: record.idempotencyKey, sid, error: error.message })
-              )
-            )
+            Effect.catch((error) => notEnded(error.message))
           )
           return true
         })

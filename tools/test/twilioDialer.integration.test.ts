@@ -1,15 +1,18 @@
 // The Twilio adapter against the Twilio double (issue 14; docs/dialer.md rules 1-4): real PostgreSQL for its
-// record, the SDK talking HTTP to the double, signed status callbacks received by a small in-test endpoint that
-// validates the signature with the SDK and applies the callback to the record (the server's real endpoint is
-// built elsewhere). Time is real: the double moves its calls with timers of a few ms.
+// record, the SDK talking HTTP to the double, and signed status callbacks delivered to svc-server's real
+// `POST /carrier/twilio/status` (its routes on a local port over the same database: tools/test/support/TwilioSide.ts),
+// which checks the signature and applies each callback to the record. Moved here from apps/scheduler (issue 28, item
+// 5): apps never import each other, tools/ composes both. Time is real: the double moves its calls with timers of a
+// few ms, and every wait is for a condition, bounded (Waiting.ts).
 import { assert, layer } from "@effect/vitest"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
+import type { MachineDetection } from "@svc/scheduler/twilio/TwilioConfig.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
-import { Effect, Exit, Fiber, Layer, Option } from "effect"
-import type { MachineDetection } from "../../src/twilio/TwilioConfig.ts"
-import { type CallbackMode, scripts, type Step } from "../fixtures/TwilioDouble.ts"
-import { ACCOUNT, OPTIONS, recordingPacer, twilioSide } from "../fixtures/TwilioSide.ts"
+import { Clock, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { type CallbackMode, scripts, type Step } from "../../apps/scheduler/test/fixtures/TwilioDouble.ts"
+import { waitUntil } from "../../apps/scheduler/test/fixtures/Waiting.ts"
+import { ACCOUNT, answers, OPTIONS, recordingPacer, twilioSide } from "./support/TwilioSide.ts"
 
 const FROM = "+14155550100"
 const Layers = TwilioCallsRepo.layer.pipe(Layer.provideMerge(TestDatabase.layer))
@@ -38,10 +41,25 @@ const scenario = (
     return { ...side, repo: yield* TwilioCallsRepo }
   })
 
+/**
+ * Waits until no create request of `key` can still be in flight: `createSettledMs` since its request, on the clock
+ * the adapter reads (live here). A lower bound: load can only make the wait longer, never the assertion after it
+ * false.
+ */
+const settled = (key: string) =>
+  Effect.gen(function*() {
+    const repo = yield* TwilioCallsRepo
+    const record = Option.getOrThrow(yield* repo.find(key).pipe(Effect.orDie))
+    yield* waitUntil(
+      `createSettledMs (${OPTIONS.createSettledMs} ms) since ${key} was requested`,
+      Effect.map(Clock.currentTimeMillis, (now) => now - record.requestedAt >= OPTIONS.createSettledMs)
+    )
+  })
+
 layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (it) => {
   it.effect("happy path: one call, connected to the agent's SIP URI, ends answered", () =>
     Effect.gen(function*() {
-      const { dialer, double, stats } = yield* scenario()
+      const { dialer, double } = yield* scenario()
       const r = request()
       const ended = yield* dialer.dial(r)
       assert.strictEqual(ended.outcome, "answered")
@@ -58,10 +76,14 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
       assert.include(call.twiml!, "&amp;")
       assert.isUndefined(call.machineDetection)
       assert.include(call.statusCallback!, `/carrier/twilio/status?key=${encodeURIComponent(r.idempotency_key)}`)
-      yield* Effect.sleep(100)
-      // initiated, ringing, answered, completed: all signed, all received (late ones change nothing)
-      assert.strictEqual(stats.applied, 4)
-      assert.strictEqual(stats.forbidden, 0)
+      // initiated, ringing, answered, completed: all signed, all received (late ones change nothing): svc-server
+      // answers 204 to each, 403 to none
+      yield* waitUntil(
+        "the four callbacks answered",
+        Effect.sync(() => double.callbacks.length === 4 && answers(double.callbacks).every((a) => a !== null)),
+        { state: () => answers(double.callbacks) }
+      )
+      assert.deepStrictEqual(answers(double.callbacks), [204, 204, 204, 204])
       const looked = yield* dialer.lookup(r.idempotency_key)
       assert.deepStrictEqual(Option.getOrThrow(looked), ended)
     }).pipe(Effect.scoped))
@@ -187,7 +209,7 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
       assert.strictEqual(Option.getOrThrow(yield* repo.find(r.idempotency_key)).status, "requesting")
       const early = yield* Effect.flip(dialer.lookup(r.idempotency_key))
       assert.strictEqual(early._tag, "DialerUnavailable")
-      yield* Effect.sleep(OPTIONS.createSettledMs)
+      yield* settled(r.idempotency_key)
       assert.isTrue(Option.isNone(yield* dialer.lookup(r.idempotency_key)))
       assert.isTrue(Option.isNone(yield* repo.find(r.idempotency_key)))
       const ended = yield* dialer.dial(r)
@@ -205,7 +227,10 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
       assert.strictEqual(error._tag, "DialerUnavailable")
       assert.strictEqual(double.createsFor(r.to_number, FROM), 1)
       assert.strictEqual(Option.getOrThrow(yield* repo.find(r.idempotency_key)).callSid, null)
-      yield* Effect.sleep(50)
+      yield* waitUntil(
+        "the call ringing at the double",
+        Effect.sync(() => double.callsTo(r.to_number)[0]?.status === "ringing")
+      )
       const ongoing = Option.getOrThrow(yield* dialer.lookup(r.idempotency_key))
       assert.strictEqual(ongoing._tag, "CallOngoing")
       assert.strictEqual(ongoing.call_id, r.call_id)
@@ -213,7 +238,6 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
       assert.isTrue(double.calls.has(sid))
       // the redial (after lookup) joins the call: no second create; the end is learnt by fetching it
       const fiber = yield* Effect.forkChild(dialer.dial(r))
-      yield* Effect.sleep(100)
       double.finish(sid, { status: "completed" })
       const ended = yield* Fiber.join(fiber)
       assert.strictEqual(ended.outcome, "answered")
@@ -227,7 +251,7 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
       double.createAnswers.push({ _tag: "CreateAndHang" })
       const r = request()
       assert.strictEqual((yield* Effect.flip(dialer.dial(r)))._tag, "DialerUnavailable")
-      yield* Effect.sleep(OPTIONS.createSettledMs)
+      yield* settled(r.idempotency_key)
       // Twilio cannot be asked: never None, even long after the request
       double.listFailures.push(500)
       assert.strictEqual((yield* Effect.flip(dialer.lookup(r.idempotency_key)))._tag, "DialerUnavailable")
@@ -262,6 +286,69 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
       assert.strictEqual(double.createsFor(r.to_number, FROM), 2)
     }).pipe(Effect.scoped))
 
+  it.effect("asks Twilio for every progress event, POSTed, and for the ring timeout as Timeout: a call nobody answers ends no_answer when it passes", () =>
+    Effect.gen(function*() {
+      // Twilio sends only the events a create asks for, by the method it asks for, and ends an unanswered call after
+      // Timeout seconds (the double's Twilio docs, TwilioDouble.ts [CALL]); one Twilio second is 10 ms here
+      const { dialer, double } = yield* twilioSide({ script: () => scripts.ringing(), ringTimeoutS: 5 })
+      double.msPerSecond = 10
+      const r = request()
+      const ended = yield* dialer.dial(r)
+      assert.deepStrictEqual([ended.outcome, ended.disconnection_reason], ["no_answer", "dial_no_answer"])
+      const [call] = double.callsTo(r.to_number)
+      assert.strictEqual(call!.timeoutS, 5)
+      assert.strictEqual(call!.statusCallbackMethod, "POST")
+      assert.deepStrictEqual([...call!.statusCallbackEvents].sort(), ["answered", "completed", "initiated", "ringing"])
+      // (Date.now() may read 1 ms less than the timer's own clock)
+      assert.isAtLeast(call!.endTime! - call!.startTime!, 5 * double.msPerSecond - 1)
+      yield* waitUntil(
+        "the three callbacks answered",
+        Effect.sync(() => double.callbacks.length === 3 && answers(double.callbacks).every((a) => a !== null)),
+        { state: () => answers(double.callbacks) }
+      )
+      assert.deepStrictEqual(double.callbacks.map((c) => [c.callStatus, c.httpStatus]), [
+        ["initiated", 204],
+        ["ringing", 204],
+        ["no-answer", 204]
+      ])
+    }).pipe(Effect.scoped))
+
+  it.effect("a lost end callback: the end is fetched from Twilio, and the call still starts when it was answered, not when it was dialled", () =>
+    Effect.gen(function*() {
+      // Twilio's start_time is the dial ("Empty if the call has not yet been dialed"); the record's start is the
+      // answer's callback Timestamp (decision 0606). Answered over a second after the dial, so the two differ
+      const { dialer, double } = yield* scenario({
+        script: () => [
+          { status: "initiated", afterMs: 5 },
+          { status: "ringing", afterMs: 5 },
+          { status: "in-progress", afterMs: 1_100 },
+          { status: "completed", afterMs: 50 }
+        ]
+      })
+      double.loseCallback = (_, event) => event === "completed"
+      const r = request()
+      const ended = yield* dialer.dial(r)
+      const [call] = double.callsTo(r.to_number)
+      assert.isAtLeast(double.fetches.get(call!.sid) ?? 0, 1, "the end was fetched")
+      const second = (ms: number) => Math.floor(ms / 1000) * 1000
+      assert.strictEqual(ended.start_timestamp, second(call!.answerTime!), "the answer's callback Timestamp")
+      assert.notStrictEqual(ended.start_timestamp, second(call!.startTime!))
+      assert.deepStrictEqual([ended.outcome, ended.disconnection_reason], ["answered", "user_hangup"])
+    }).pipe(Effect.scoped))
+
+  it.effect("no callbacks at all: a busy call learnt by fetching lasted 0 ms, as its callbacks would have said", () =>
+    Effect.gen(function*() {
+      // a busy call has a start_time (it was dialled) but no end_time and no duration (TwilioDouble.ts [CALL]); its
+      // completed callback says CallDuration 0
+      const { dialer, double } = yield* scenario({ callbacks: "never", script: () => scripts.busy() })
+      const r = request()
+      const ended = yield* dialer.dial(r)
+      assert.deepStrictEqual([ended.outcome, ended.disconnection_reason], ["busy", "dial_busy"])
+      assert.strictEqual(double.callbacksSent, 0)
+      assert.strictEqual(ended.duration_ms, 0)
+      assert.strictEqual(ended.start_timestamp, ended.end_timestamp)
+    }).pipe(Effect.scoped))
+
   for (const mode of ["reversed", "duplicated", "never"] as const) {
     it.effect(`callbacks ${mode}: dial still ends with the call's true end`, () =>
       Effect.gen(function*() {
@@ -289,17 +376,29 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
 
   it.effect("interrupting dial does not hang up: the call goes on, lookup reports it ongoing, then ended", () =>
     Effect.gen(function*() {
-      const { dialer, double } = yield* scenario({ script: () => scripts.ringing() })
+      const { dialer, double, repo } = yield* scenario({ script: () => scripts.ringing() })
       const r = request()
       const fiber = yield* Effect.forkChild(dialer.dial(r))
-      yield* Effect.sleep(100)
+      // interrupted while it waits for the call's end: the call exists, rings, and its record has its SID
+      yield* waitUntil(
+        "the call ringing and its SID recorded",
+        Effect.map(repo.find(r.idempotency_key), (found) =>
+          double.callsTo(r.to_number)[0]?.status === "ringing" &&
+          Option.isSome(found) && found.value.callSid !== null).pipe(Effect.orDie),
+        { state: () => double.callsTo(r.to_number).map((c) => c.status) }
+      )
       const exit = yield* Fiber.interrupt(fiber).pipe(Effect.andThen(Fiber.await(fiber)))
       assert.isTrue(Exit.isFailure(exit))
       const call = [...double.calls.values()].find((c) => c.to === r.to_number)!
       assert.strictEqual(call.status, "ringing")
       assert.strictEqual(Option.getOrThrow(yield* dialer.lookup(r.idempotency_key))._tag, "CallOngoing")
       double.finish(call.sid, { status: "no-answer" })
-      yield* Effect.sleep(100)
+      yield* waitUntil(
+        "the no-answer callback applied",
+        Effect.map(dialer.lookup(r.idempotency_key), (l) => Option.isSome(l) && l.value._tag === "CallEnded").pipe(
+          Effect.orDie
+        )
+      )
       const ended = Option.getOrThrow(yield* dialer.lookup(r.idempotency_key))
       assert.strictEqual(ended._tag, "CallEnded")
       if (ended._tag === "CallEnded") assert.strictEqual(ended.outcome, "no_answer")
