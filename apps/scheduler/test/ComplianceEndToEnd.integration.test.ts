@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
-import { constraintOf } from "@svc/domain/compliance/LegalGroups.ts"
-import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
+import { numberOf, singleZone, splitAreaExchanges } from "@svc/domain/test-support/compliance/AreaCodeZones.ts"
+import { allRows } from "@svc/domain/test-support/compliance/CallingRulesTable.ts"
+import * as Oracle from "@svc/domain/test-support/compliance/LegalHoursOracle.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -16,6 +16,9 @@ import { createBatch, dialerSettings, isolated, seedOrg } from "./fixtures/Fixtu
 // dialer and real PostgreSQL): each number is dialled in its own legal hours only, and the Florida number at most 3
 // times in any 24 h across two batches, the attempts made by retries (every call goes unanswered; decisions 0623,
 // 0624, 0625). From Tuesday 2026-12-01 12:00Z (07:00 in New York) to Thursday 02:00Z.
+//
+// Legality is judged from outside (issue 28, item 4): by the oracle built from the hand-written tables of
+// calling-rules.md (@svc/domain/test-support/compliance), never by the product's own functions.
 
 const at = (iso: string) => Date.parse(iso)
 const DAY = 86_400_000
@@ -70,10 +73,14 @@ describe("compliance end to end", () => {
           .filter((a) => a.request.batch_call_id === first || a.request.batch_call_id === second)
           .map((a) => ({ to: a.request.to_number, at: a.attemptedAt, key: a.request.idempotency_key }))
 
-        // every call at an instant legal in every candidate zone of its number under every rule that applies
+        // every call at an instant legal in every zone of its number under every rule that applies, as the oracle
+        // of the hand-written tables judges it
         for (const dial of dials) {
-          const constraint = constraintOf(dial.to, defaultPolicy)!
-          assert.isTrue(isLegalAt(dial.at, constraint.zones, constraint.rules), `${dial.to} at ${new Date(dial.at)}`)
+          const { rules, zones } = Oracle.judgeOf(dial.to)
+          assert.isTrue(
+            Oracle.isLegal(dial.at, zones, rules),
+            `${dial.to} at ${new Date(dial.at).toISOString()}: ${Oracle.whyNot(dial.at, zones, rules)}`
+          )
         }
         // no key used twice: every attempt is its own call
         assert.strictEqual(new Set(dials.map((d) => d.key)).size, dials.length)
@@ -102,6 +109,66 @@ describe("compliance end to end", () => {
         }))),
         isolated
       ),
+    120_000
+  )
+
+  // Issue 28, "Done when": a batch with one number per row of the calling rules (and the split-area exchanges of the
+  // oracle's list), started at a random instant (seeded, printed; SVC_PROPERTY_SEED replays one) on one of several
+  // kinds of day, dials each number for the first time exactly at the minute the oracle says its rules open.
+  const seed = process.env["SVC_PROPERTY_SEED"] === undefined
+    ? Math.floor(Math.random() * 2 ** 31)
+    : Number(process.env["SVC_PROPERTY_SEED"])
+  const days = ["2026-12-07", "2026-12-13", "2026-11-26", "2026-07-03", "2026-03-08", "2026-11-01", "2027-12-31"]
+  const startAt = Date.parse(`${days[seed % days.length]}T00:00:00Z`) + (seed % (34 * 3_600)) * 1_000 + (seed % 997)
+  const ROWS = [
+    ...allRows.map((row) =>
+      numberOf(
+        row.jurisdiction === "US" ? "+1212" : singleZone.find((e) => e.states.includes(row.jurisdiction))!.prefix,
+        5_550_123
+      )
+    ),
+    ...splitAreaExchanges.map((e) => numberOf(e.prefix, 123))
+  ]
+
+  it.live(
+    `one number per rule row from ${new Date(startAt).toISOString()} (seed ${seed}): each first dialled at its opening`,
+    () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* TestClock.setTime(startAt)
+        const orgId = yield* seedOrg(ROWS.length + 5)
+        const batch = yield* createBatch(orgId, { tasks: ROWS.map((to_number) => ({ to_number })) })
+        const dispatcher = yield* Dispatcher.make(SchedulerConfig.defaults())
+        const end = startAt + 4 * DAY
+        let now = startAt
+        let passes = 0
+        while (now < end && passes < 1_000) {
+          passes++
+          yield* TestClock.setTime(now)
+          yield* dispatcher.tick
+          yield* dispatcher.settle
+          const [next] = yield* sql<{ at: number | null }>`
+          SELECT min(next_dispatch_at)::float8 AS at FROM batch_calls
+          WHERE org_id = ${orgId} AND status IN ('scheduled', 'in_progress')`
+          if (next?.at === null || next?.at === undefined) break
+          now = Math.max(now + 1_000, next.at)
+        }
+        assert.isBelow(passes, 1_000)
+        const carrier = yield* SchedulerSimulatedCarrier
+        const dials = (yield* Effect.orDie(carrier.attempts)).filter((a) => a.request.batch_call_id === batch)
+        for (const number of ROWS) {
+          const { rules, zones } = Oracle.judgeOf(number)
+          const expected = Oracle.nextOpening(startAt, zones, rules)
+          const first = Math.min(...dials.filter((d) => d.request.to_number === number).map((d) => d.attemptedAt))
+          assert.strictEqual(
+            new Date(first).toISOString(),
+            expected === undefined ? "never" : new Date(expected).toISOString(),
+            `${number} in ${zones.join(",")} under ${rules.map((r) => r.name).join(",")}, from ${
+              new Date(startAt).toISOString()
+            }`
+          )
+        }
+      }).pipe(Effect.provide(SimulatedDialer.layerMemory(dialerSettings())), isolated),
     120_000
   )
 })
