@@ -10,6 +10,7 @@
  */
 import type { Dialer } from "@svc/domain/ports/Dialer.ts"
 import { BackfillRunnerRepo } from "@svc/store/BackfillRunnerRepo.ts"
+import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
 import { CallsRepo } from "@svc/store/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
 import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
@@ -25,6 +26,7 @@ import { Dispatcher } from "./Dispatcher.ts"
 import * as BackfillCron from "./jobs/BackfillCron.ts"
 import { BackfillRunner } from "./jobs/BackfillRunner.ts"
 import * as ContactFeed from "./jobs/ContactFeed.ts"
+import * as IdempotencySweep from "./jobs/IdempotencySweep.ts"
 import * as SchedulerConfig from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
 import * as SimulatedDialer from "./SimulatedDialer.ts"
@@ -37,6 +39,7 @@ import * as WebhookWorker from "./webhooks/WebhookWorker.ts"
 
 /** The repositories the worker uses, on the application's `SqlClient`. */
 const Repos = Layer.mergeAll(
+  BatchCallsRepo.layer,
   DispatchRepo.layer,
   CallsRepo.layer,
   BackfillRunnerRepo.layer,
@@ -62,6 +65,8 @@ export const layerWith = (
       yield* Effect.forkScoped(WebhookMetrics.sampleQueue(5_000))
       // finished events and superseded secrets pruned after the retention (decision 0524)
       yield* Effect.forkScoped(WebhookHousekeeping.loop(webhooks))
+      // create-batch-call's expired idempotency records deleted (they are ignored once expired, never removed before)
+      yield* Effect.forkScoped(IdempotencySweep.loop())
       if (Option.isNone(settings.backfillCron)) return
       const runner = yield* BackfillRunner
       yield* Effect.forkScoped(BackfillCron.loop(settings, settings.backfillCron.value, runner.wake))
