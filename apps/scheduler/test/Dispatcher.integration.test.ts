@@ -624,10 +624,11 @@ describe("Dispatcher", () => {
       )
       const running = yield* Effect.forkScoped(worker.run)
       // the calls end at once; their records fail, go back to memory and are tried again a second later
-      while (attempts < 2) {
-        yield* TestClock.adjust(1_000)
-        yield* TestClock.withLive(Effect.sleep(5))
-      }
+      yield* waitUntil(
+        "two failed record attempts, the Clock moved a second at a time",
+        Effect.andThen(TestClock.adjust(1_000), Effect.sync(() => attempts >= 2)),
+        { everyMs: 5, state: () => ({ attempts }) }
+      )
       // Shut down while the recorders keep failing. Before the fix the recorder took each permit back as soon as a
       // failed record released it, so the final flush (which needs all of them) never ran and the worker did not
       // stop until the database came back (a worker that ignored SIGTERM, seen in CI)
@@ -635,10 +636,20 @@ describe("Dispatcher", () => {
         yield* Fiber.interrupt(running)
         yield* Scope.close(scope, Exit.void)
       }))
-      for (let i = 0; i < 20 && stopped.pollUnsafe() === undefined; i++) {
-        yield* TestClock.adjust(1_000)
-        yield* TestClock.withLive(Effect.sleep(5))
-      }
+      // at most 20 s of the worker's Clock, a second at a time; real time only bounds the wait (it was 20 turns of
+      // 5 ms, which a loaded machine's shutdown statements could outlast)
+      let moved = 0
+      yield* waitUntil(
+        "the worker to stop while its records keep failing, within 20 s of its Clock",
+        Effect.gen(function*() {
+          if (stopped.pollUnsafe() === undefined && moved < 20) {
+            moved++
+            yield* TestClock.adjust(1_000)
+          }
+          return stopped.pollUnsafe() !== undefined
+        }),
+        { everyMs: 5, state: () => ({ clockMovedSeconds: moved, attempts }) }
+      )
       assert.isDefined(stopped.pollUnsafe(), "the worker stopped while the database was away")
       // nothing was recorded; the shutdown's own statements (which still work here) hand the calls to reconciliation
       assert.deepStrictEqual(yield* stateCounts(batch), { unknown: 6 })

@@ -12,6 +12,7 @@ import { Dispatcher } from "../src/Dispatcher.ts"
 import { LOOKUP_TIMEOUT_MS } from "../src/Reconciler.ts"
 import * as SchedulerConfig from "../src/SchedulerConfig.ts"
 import { batchRow, createBatch, isolated, seedOrg, stateCounts } from "./fixtures/Fixtures.ts"
+import { makeSleepWatch, waitUntil } from "./fixtures/Waiting.ts"
 
 type LookupMode = "fails" | "hangs" | "none" | "ended"
 
@@ -90,13 +91,19 @@ describe("exactly once when the dialer cannot tell", () => {
       // lookup never answers: the pass gives up on it after LOOKUP_TIMEOUT_MS instead of stalling the worker
       carrier.state.lookup = "hangs"
       yield* TestClock.adjust(RECHECK + 1)
-      const asked = [...carrier.lookups.values()].reduce((a, b) => a + b, 0)
-      const hanging = yield* Effect.forkChild(dispatcher.tick)
-      // the pass reaches the lookups over real database round trips; then its timers wait on the TestClock
-      while ([...carrier.lookups.values()].reduce((a, b) => a + b, 0) < asked + 3) {
-        yield* TestClock.withLive(Effect.sleep(5))
-      }
-      yield* TestClock.withLive(Effect.sleep(20))
+      const lookedUp = () => [...carrier.lookups.values()].reduce((a, b) => a + b, 0)
+      const asked = lookedUp()
+      const sleeps = makeSleepWatch()
+      const hanging = yield* Effect.forkChild(sleeps.watch(dispatcher.tick))
+      // the pass reaches the lookups over real database round trips; then its deadline waits on the TestClock (the
+      // clock moves once that sleep has begun, not after a fixed 20 ms)
+      yield* waitUntil(
+        "the pass's three lookups to hang with their deadline running on the Clock",
+        Effect.sync(() => lookedUp() >= asked + 3 && sleeps.sleeping(LOOKUP_TIMEOUT_MS) >= 1),
+        { everyMs: 5, state: () => ({ lookups: lookedUp() - asked, sleeping: sleeps.snapshot() }) }
+      )
+      // the sleep was counted as it began: one turn for it to reach the TestClock's list
+      yield* Effect.yieldNow
       yield* TestClock.adjust(LOOKUP_TIMEOUT_MS + 1)
       const report = yield* Fiber.join(hanging)
       assert.strictEqual(report.reconciled.unanswered, 3)

@@ -11,6 +11,7 @@ import * as Reconciler from "../src/Reconciler.ts"
 import * as SchedulerConfig from "../src/SchedulerConfig.ts"
 import { batchRow, createBatch, isolated, seedOrg, taskStates } from "./fixtures/Fixtures.ts"
 import * as ScriptedDialer from "./fixtures/ScriptedDialer.ts"
+import { makeSleepWatch, waitUntil } from "./fixtures/Waiting.ts"
 
 const T0 = Date.UTC(2026, 4, 4, 15, 0)
 const RECHECK_MS = 5_000
@@ -116,10 +117,17 @@ describe("Reconciler: a dial whose outcome is unknown", () => {
         const hanging = yield* carrier.hanging
         carrier.onLookup(hanging.script)
         yield* TestClock.adjust(RECHECK_MS)
-        const pass = yield* Effect.forkChild(tick)
+        const sleeps = makeSleepWatch()
+        const pass = yield* Effect.forkChild(sleeps.watch(tick))
         assert.strictEqual(yield* Deferred.await(hanging.reached), a!)
-        // the lookup's timer is set when it starts; let it be registered before the clock moves
-        for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+        // the lookup's timer is set when it starts: the clock moves once it is seen running (it was ten turns of
+        // the scheduler, a guess), and one turn more for it to reach the TestClock's list
+        yield* waitUntil(
+          "the lookup's deadline to be running on the Clock",
+          Effect.sync(() => sleeps.sleeping(Reconciler.LOOKUP_TIMEOUT_MS) >= 1),
+          { everyMs: 5, state: () => sleeps.snapshot() }
+        )
+        yield* Effect.yieldNow
         yield* TestClock.adjust(Reconciler.LOOKUP_TIMEOUT_MS)
         const ended = yield* TestClock.withLive(Fiber.join(pass).pipe(Effect.timeoutOption("10 seconds")))
         assert.isTrue(Option.isSome(ended), "the pass ended once the lookup timed out")

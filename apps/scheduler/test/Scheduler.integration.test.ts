@@ -6,6 +6,7 @@ import * as SchedulerConfig from "../src/SchedulerConfig.ts"
 import * as SchedulerMetrics from "../src/SchedulerMetrics.ts"
 import * as SimulatedDialer from "../src/SimulatedDialer.ts"
 import { batchRow, createBatch, dialerSettings, seedOrg, StoreLayer } from "./fixtures/Fixtures.ts"
+import { waitUntil } from "./fixtures/Waiting.ts"
 
 describe("Scheduler", () => {
   it.live("exports every metric series from start-up, before anything happened", () =>
@@ -46,7 +47,12 @@ describe("Scheduler", () => {
             Layer.provide(capture)
           )
         )
-        for (let i = 0; i < 200 && (yield* batchRow(batch)).status !== "completed"; i++) yield* Effect.sleep(50)
+        let status = ""
+        yield* waitUntil(
+          "the batch to complete",
+          Effect.map(batchRow(batch), (row) => (status = row.status) === "completed"),
+          { everyMs: 50, state: () => ({ status }) }
+        )
       }))
       assert.strictEqual((yield* batchRow(batch)).status, "completed")
       assert.strictEqual(lines[0], "svc-scheduler started")
