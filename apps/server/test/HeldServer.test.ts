@@ -34,9 +34,11 @@ describe("HeldServer", () => {
     const server = createServer()
     const port = await listen(server)
     try {
+      const firstArrived = received(server, 1)
       const arrived = received(server, 2)
       const first = fetch(`http://127.0.0.1:${port}/first`).then((r) => r.text())
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      // the second is sent once the first's bytes are at the server (was: 20 ms later, a bet on the machine)
+      await firstArrived
       const second = fetch(`http://127.0.0.1:${port}/second`).then((r) => r.text())
       await arrived
       const order: Array<string> = []
