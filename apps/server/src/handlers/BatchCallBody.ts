@@ -7,17 +7,24 @@
  * precedence (invalid JSON anywhere; then the request's fields in schema order, `from_number` before `tasks`
  * before the rest; the first invalid task by index), the same messages. What streaming adds (decision 0303):
  * a task of more than 1 MiB of JSON, or more than 1 MiB outside the `tasks` array, is a 400 naming the bound;
+ * the body's own rules (BodyText: text, nesting, numbers) come before the schema's, task by task as they arrive;
  * `tasks` given twice is a 400 (`JSON.parse` kept the last); the body's size is checked against the endpoint's
  * limit as it arrives, and a body sent without a length takes its bytes from the process's budget as they come.
  */
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import { E164 } from "@svc/domain/models/E164.ts"
+import { maxJsonDepth } from "@svc/domain/models/JsonLimits.ts"
 import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
 import { CHUNK_TASKS, type CreateBatchCallHead, type CreateBatchCallSource } from "@svc/store/BatchCallsRepo.ts"
 import { Data, Effect, Result, Schema, SchemaIssue, Stream } from "effect"
 import type { BodyBudget } from "../http/BodyBudget.ts"
-import { type BodyLimit, RequestBodyBudgetExhausted, RequestBodyTooLarge } from "../http/BodyLimits.ts"
+import {
+  type BodyLimit,
+  MISSING_CONTENT_TYPE,
+  RequestBodyBudgetExhausted,
+  RequestBodyTooLarge
+} from "../http/BodyLimits.ts"
 import * as BodyText from "../http/BodyText.ts"
 import { StreamingJsonObject } from "../http/StreamingJsonObject.ts"
 
@@ -61,6 +68,11 @@ export interface Allowance {
   readonly limit: BodyLimit | undefined
   /** When set, the body's bytes are taken from it as they arrive (and given back by the caller: `taken`). */
   readonly budget: BodyBudget["Service"] | undefined
+  /**
+   * The request sent no Content-Type: any byte of body is refused (decision 0106; BodyLimits refuses such a body from
+   * its headers, which a server adapter other than Node's may not have).
+   */
+  readonly undeclaredType?: boolean
 }
 
 // The request decoded as the HTTP layer decodes a JSON payload (HttpApiBuilder: the payload schemas as a union).
@@ -89,7 +101,8 @@ export const read = (
   body: Stream.Stream<Uint8Array, unknown>,
   allowance: Allowance
 ): { readonly source: CreateBatchCallSource<BodyError>; readonly taken: () => number } => {
-  const parser = new StreamingJsonObject("tasks", MAX_TASK_BYTES, MAX_REST_BYTES)
+  // a task sits two levels down in the body (its object, the tasks array): it may nest maxJsonDepth - 2 of its own
+  const parser = new StreamingJsonObject("tasks", MAX_TASK_BYTES, MAX_REST_BYTES, maxJsonDepth - 2)
   const utf8 = new TextDecoder("utf-8", { fatal: true })
   let suspect = false
   // the last bytes of the previous chunk, so an escape cut by a chunk boundary is seen whole
@@ -155,6 +168,9 @@ export const read = (
   const push = (chunk: Uint8Array) =>
     Effect.gen(function*() {
       received += chunk.length
+      if (allowance.undeclaredType === true && chunk.length > 0) {
+        return yield* new BodyRefused({ message: MISSING_CONTENT_TYPE })
+      }
       if (allowance.limit !== undefined && received > allowance.limit.bytes) {
         return yield* new RequestBodyTooLarge({ limit: allowance.limit })
       }
@@ -172,8 +188,12 @@ export const read = (
       if (parser.failed !== undefined) return yield* refuse(parser.failed)
       for (const element of elements) {
         const index = decoded++
-        const textProblem = suspect ? BodyText.checkValue(element, ["tasks", index]) : undefined
-        if (textProblem !== undefined) return yield* new BodyRefused({ message: textProblem })
+        // the body's rules before its schema, as BodyText checks a whole body before it is decoded; a task is walked
+        // only when its bytes may break one (the parser's flags; an escape seen for the text rule)
+        const bodyProblem = suspect || parser.mayBreakRules(index)
+          ? BodyText.checkValue(element, ["tasks", index], { text: suspect, levelsAbove: 2 })
+          : undefined
+        if (bodyProblem !== undefined) return yield* new BodyRefused({ message: bodyProblem })
         // after the first invalid task only the JSON is still checked: that task's error is the one reported
         if (taskError !== undefined) continue
         const task = decodeTask(element)
@@ -196,17 +216,22 @@ export const read = (
         return yield* refuse(result.failure)
       case "Empty":
       case "NotObject": {
+        if (result._tag === "NotObject") {
+          const bodyProblem = BodyText.checkValue(result.value, [], { text: true, levelsAbove: 0 })
+          if (bodyProblem !== undefined) return yield* new BodyRefused({ message: bodyProblem })
+        }
         const request = decodeRequest(result._tag === "Empty" ? undefined : result.value)
         // neither decodes; if one did, it would have no tasks
         return yield* Result.isFailure(request) ? new InvalidBody({ error: request.failure }) : invalidJson()
       }
       case "Object": {
         const { rest, streamed } = result
-        const textProblem = BodyText.checkValue(
+        const bodyProblem = BodyText.checkValue(
           streamed._tag === "Other" ? { ...rest, tasks: streamed.value } : rest,
-          []
+          [],
+          { text: true, levelsAbove: 0 }
         )
-        if (textProblem !== undefined) return yield* new BodyRefused({ message: textProblem })
+        if (bodyProblem !== undefined) return yield* new BodyRefused({ message: bodyProblem })
         const candidate: Record<string, unknown> = { ...rest }
         if (streamed._tag === "Other") candidate["tasks"] = streamed.value
         if (streamed._tag === "Array") candidate["tasks"] = streamed.length === 0 ? [] : [PLACEHOLDER_TASK]

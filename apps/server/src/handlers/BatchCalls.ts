@@ -17,16 +17,13 @@ import { Config, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import { BodyBudget } from "../http/BodyBudget.ts"
-import { CurrentRequestBody } from "../http/BodyLimits.ts"
+import { CurrentRequestBody, mediaType } from "../http/BodyLimits.ts"
 import * as BatchCallBody from "./BatchCallBody.ts"
 
 /** Maximum tasks per batch (design: configurable, default 100,000). */
 export const MaxTasks = Config.withDefault(Config.Int("SVC_MAX_TASKS_PER_BATCH"), 100_000)
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
-
-/** The media type without parameters, as the framework compares it for decoded payloads. */
-const mediaType = (header: string) => header.toLowerCase().trim().split(";")[0]!.trim()
 
 /** @category layers */
 export const layer = HttpApiBuilder.group(
@@ -39,7 +36,10 @@ export const layer = HttpApiBuilder.group(
     return handlers.handleRaw("createBatchCall", ({ request }) =>
       Effect.gen(function*() {
         const { apiKeyId, orgId } = yield* CurrentOrg
-        const contentType = mediaType(request.headers["content-type"] ?? "application/json")
+        // a body without a Content-Type is refused (BodyLimits from its headers, BatchCallBody from its bytes); an
+        // empty one is read as JSON, as the framework reads it
+        const declaredType = request.headers["content-type"]
+        const contentType = mediaType(declaredType ?? "application/json")
         if (contentType !== "application/json") {
           // answered as the framework answers a payload it has no decoder for (ErrorResponses turns it into a 400)
           return HttpServerResponse.text(`Unsupported content-type: ${contentType}`, { status: 415 })
@@ -50,7 +50,8 @@ export const layer = HttpApiBuilder.group(
         const body = BatchCallBody.read(request.stream, {
           limit: allowance?.limit,
           // a declared length was taken from the budget whole; otherwise the bytes are taken as they arrive
-          budget: allowance !== undefined && allowance.declared === undefined ? budget : undefined
+          budget: allowance !== undefined && allowance.declared === undefined ? budget : undefined,
+          undeclaredType: declaredType === undefined
         })
         // the header is checked once the body decoded, as when the framework decoded the body before the handler
         const head = Effect.flatMap(body.source.head, (fields) =>

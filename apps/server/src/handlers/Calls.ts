@@ -6,7 +6,7 @@ import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { badRequest, notFound } from "@svc/api/Errors.ts"
 import { type Call, ListCallsBody } from "@svc/domain/models/Call.ts"
-import { listCallsJson } from "@svc/domain/models/CallJson.ts"
+import { listCallsJson, readableCall } from "@svc/domain/models/CallJson.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { CallsApiRepo } from "@svc/store/CallsApiRepo.ts"
 import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
@@ -19,8 +19,10 @@ const emptyListRequest = Schema.decodeUnknownSync(ListCallsBody)({})
 
 const missing = (id: string) => notFound(`call_id ${id} not found`)
 
-// call_json (migration 0012) returns exactly the Call shape; the response schema encodes it on the way out
-const asCall = (json: Record<string, unknown>) => json as unknown as Call
+// call_json (migration 0012) returns exactly the Call shape; the response schema encodes it on the way out. A free-form
+// member stored nested deeper than the request bodies' limit (before it existed) is shown as a marked error value
+// instead of failing the answer (issue 27, decision 0106)
+const asCall = (json: unknown) => readableCall(json) as Call
 
 const conversationLimit = (raw: string | undefined): number | string => {
   if (raw === undefined) return 50

@@ -73,6 +73,22 @@ export const limitFor = (limits: BodyLimitsConfig, method: string, path: string)
 
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"])
 
+/**
+ * The media type of a `Content-Type`, lower-cased and without parameters, as the framework compares it to choose a
+ * payload's decoder (`application/json; charset=utf-8` is `application/json`).
+ *
+ * @category combinators
+ */
+export const mediaType = (header: string): string => header.toLowerCase().trim().split(";")[0]!.trim()
+
+/**
+ * The 400 message of a request that sends a body without a `Content-Type` (decision 0106: a body is read as JSON only
+ * when it says it is; the framework would have guessed JSON, and the body rules were skipped for it).
+ *
+ * @category encoding
+ */
+export const MISSING_CONTENT_TYPE = "Content-Type is missing: send the request body with Content-Type: application/json"
+
 /** Endpoints that read their body as a stream and take budget as the bytes arrive when no length is declared. */
 const streamsItsBody = (method: string, path: string) => method === "POST" && path === "/create-batch-call"
 
@@ -169,17 +185,27 @@ export const make = (limits: BodyLimitsConfig, budget: BodyBudget["Service"]) =>
         // a body without a declared length (chunked) holds its endpoint's whole limit, except where the handler
         // reads the stream itself and takes as the bytes come; a request without either header has no body
         const chunked = declared === undefined && request.headers["transfer-encoding"] !== undefined
+        const contentType = request.headers["content-type"]
+        // a body that does not say what it is is not guessed to be JSON (decision 0106); nothing of it is read
+        if (contentType === undefined && (chunked || (declared ?? 0) > 0)) {
+          return errorBody(400, MISSING_CONTENT_TYPE, {})
+        }
         const held = declared ?? (chunked && !streamsItsBody(request.method, path) ? limit.bytes : 0)
         if (!(yield* budget.tryTake(held))) return busy(budget.capacity)
-        // The body is read once, within its limit (the read is cached: the endpoint's decoder reuses it), and its
-        // text checked against BodyText's rule before any endpoint sees it; create-batch-call applies the same rule
-        // to its stream (BatchCallBody.ts).
+        // The body is read once, within its limit (the read is cached: the endpoint's decoder reuses it), and checked
+        // against BodyText's rules (text, nesting, numbers) before any endpoint sees it; create-batch-call applies
+        // the same rules to its stream (BatchCallBody.ts). A body is JSON when it says so, as the decoder reads it.
+        // Without a Content-Type a request has no body here (Node's parser never makes one without a length or
+        // chunks); another server adapter (the web handler) may hold one all the same, so the rule is checked on the
+        // bytes too. create-batch-call checks its own stream (BatchCallBody.ts: `undeclaredType`).
+        const json = contentType !== undefined && mediaType(contentType) === "application/json"
         const checked = WITH_BODY.has(request.method) && !streamsItsBody(request.method, path) &&
-            /json/i.test(request.headers["content-type"] ?? "")
+            (json || contentType === undefined)
           ? Effect.flatMap(Effect.result(request.arrayBuffer), (read) => {
             // a body that cannot be read (too large, cut off) is answered by the endpoint's decoder, as before
             if (Result.isFailure(read)) return httpEffect
-            const problem = BodyText.check(new Uint8Array(read.success))
+            const bytes = new Uint8Array(read.success)
+            const problem = json ? BodyText.check(bytes) : bytes.length > 0 ? MISSING_CONTENT_TYPE : undefined
             return problem === undefined
               ? httpEffect
               : Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "error", message: problem }, { status: 400 }))

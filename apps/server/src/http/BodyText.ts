@@ -1,18 +1,48 @@
 /**
- * One rule for the text of every JSON request body (issue 16, item 7: invalid UTF-8 in `search_query` was
- * accepted, decoded to U+FFFD; a NUL was silently stripped from `search_query` but rejected in other fields).
- * A body must be valid UTF-8, and no string in it (value or key, at any depth) may hold a NUL (U+0000, which
- * PostgreSQL cannot store) or an unpaired UTF-16 surrogate (`"\ud800"`, which has no UTF-8 form). A violation
- * is a 400 naming the field; nothing is stripped or replaced.
+ * The rules of every JSON request body, checked before any endpoint decodes it (create-batch-call applies them to its
+ * stream: handlers/BatchCallBody.ts). A violation is a 400 naming the field; nothing is stripped, replaced or rounded.
  *
- * Cost: `isUtf8` is one native pass over the bytes the body is already buffered in (no copy); the JSON is
- * walked only when its text contains a `\u0000` or a surrogate escape, which well-behaved clients rarely send.
+ * - Text (issue 16, item 7; decision 0011): the body is valid UTF-8, and no string in it (value or key, at any
+ *   depth) holds a NUL (U+0000, which PostgreSQL cannot store) or an unpaired UTF-16 surrogate (`"\ud800"`, which has
+ *   no UTF-8 form).
+ * - Structure (issue 27; decision 0106, domain JsonLimits): objects and arrays nest at most 64 levels, and every
+ *   number lies within ±(2^53 - 1). A body nested 4,500 levels deep crashed recursive walkers (a 500), and one
+ *   stored through update-call broke list-calls for its org; a larger integer was stored rounded.
+ * - One leading byte-order mark is skipped, as the decoder skips it (RFC 8259 §8.1 lets a parser ignore it); the rules
+ *   apply to the text after it.
  *
- * Decision record: docs/decisions/0011-request-target-rules.md
+ * Cost: `isUtf8` is one native pass over the bytes the body is already buffered in (no copy); one more pass finds
+ * whether the body may break a structure rule (nesting past the limit, a number of 16 or more integer digits or with
+ * an exponent) and whether it holds an escape that may be a NUL or a surrogate. Only such a body, which well-behaved
+ * clients rarely send, is parsed and walked (iteratively) to name the field.
  */
+import {
+  firstJsonProblem,
+  formatJsonPath,
+  type JsonPath,
+  type JsonProblem,
+  maxJsonDepth,
+  structureMessage
+} from "@svc/domain/models/JsonLimits.ts"
 import { isUtf8 } from "node:buffer"
 
 const BACKSLASH = 0x5c
+const QUOTE = 0x22
+const OPEN_BRACE = 0x7b
+const CLOSE_BRACE = 0x7d
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACKET = 0x5d
+const DIGIT_0 = 0x30
+const DIGIT_9 = 0x39
+const LETTER_E = 0x65
+const LETTER_CAPITAL_E = 0x45
+
+/** Integer digits from which a number may pass 2^53 - 1 (9,007,199,254,740,991 has 16). */
+const SUSPECT_DIGITS = 16
+
+/** Where the JSON text starts: after one UTF-8 byte-order mark, if any. */
+export const textStart = (bytes: Uint8Array): number =>
+  bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
 
 /** Whether `bytes` hold an escape `\u0000` or `\uD8..`-`\uDF..` that is not itself an escaped backslash. */
 const hasSuspectEscape = (bytes: Uint8Array): boolean => {
@@ -27,65 +57,85 @@ const hasSuspectEscape = (bytes: Uint8Array): boolean => {
   return false
 }
 
-const bad = (text: string) => text.includes("\u0000") || !text.isWellFormed()
-
-const pathOf = (path: ReadonlyArray<string | number>): string =>
-  path.length === 0
-    ? "request body"
-    : path.map((p, i) => typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`).join("")
-
-/** The path of the first string (key or value) that breaks the rule, if any. */
-const findBad = (value: unknown, path: Array<string | number>): string | undefined => {
-  if (typeof value === "string") return bad(value) ? pathOf(path) : undefined
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findBad(value[i], [...path, i])
-      if (found !== undefined) return found
+/**
+ * Whether the JSON text in `bytes` from `start` may break a structure rule: objects and arrays nested past the limit,
+ * or a number with 16 or more integer digits or an exponent. Never a false "no"; a "yes" only costs a parse. Invalid
+ * JSON is not judged here (the decoder says so).
+ */
+const mayBreakStructure = (bytes: Uint8Array, start: number): boolean => {
+  let depth = 0
+  let inString = false
+  // the run of digits being read
+  let digits = 0
+  for (let i = start; i < bytes.length; i++) {
+    const b = bytes[i]!
+    if (inString) {
+      if (b === BACKSLASH) i++
+      else if (b === QUOTE) inString = false
+      continue
     }
-    return undefined
-  }
-  if (typeof value === "object" && value !== null) {
-    for (const [key, child] of Object.entries(value)) {
-      if (bad(key)) return `a field name in ${pathOf(path)}`
-      const found = findBad(child, [...path, key])
-      if (found !== undefined) return found
+    if (b >= DIGIT_0 && b <= DIGIT_9) {
+      if (++digits >= SUSPECT_DIGITS) return true
+      continue
     }
+    if (digits > 0) {
+      // the end of a run of digits: an exponent makes its number suspect; a fraction's digits count anew
+      if (b === LETTER_E || b === LETTER_CAPITAL_E) return true
+      digits = 0
+    }
+    if (b === QUOTE) inString = true
+    else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
+      if (++depth > maxJsonDepth) return true
+    } else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) depth--
   }
-  return undefined
+  return false
 }
 
 /** @category validation */
 export const NOT_UTF8 = "request body is not valid UTF-8"
 
-const message = (found: string) =>
+const textMessage = (found: string) =>
   `${found} must not contain a NUL character (\\u0000) or an unpaired surrogate (\\ud800-\\udfff)`
 
-/**
- * The 400 message for a value already parsed from a body read in parts (create-batch-call's stream, one task at a
- * time), found at `path` in the body; undefined when it is fine.
- *
- * @category validation
- */
-export const checkValue = (value: unknown, path: ReadonlyArray<string | number>): string | undefined => {
-  const found = findBad(value, [...path])
-  return found === undefined ? undefined : message(found)
+/** The 400 message of a problem found at `path` (relative to the body) + the problem's own path. */
+const messageOf = (problem: JsonProblem, prefix: JsonPath): string => {
+  const path = prefix.length === 0 ? problem.path : [...prefix, ...problem.path]
+  if (problem.rule !== "text") return structureMessage({ ...problem, path })
+  return textMessage(problem.inName ? `a field name in ${formatJsonPath(path.slice(0, -1))}` : formatJsonPath(path))
 }
 
 /**
- * The 400 message for a JSON body that breaks the rule, or undefined when it is fine (or not JSON at all: the
- * decoder says so then).
+ * The 400 message for a value already parsed from a body read in parts (create-batch-call's stream, one task at a
+ * time), found at `path` in the body with `levelsAbove` objects and arrays around it; undefined when it is fine.
+ * Strings are checked only with `text` (the caller saw an escape that may be a NUL or a surrogate).
+ *
+ * @category validation
+ */
+export const checkValue = (
+  value: unknown,
+  path: JsonPath,
+  options: { readonly text: boolean; readonly levelsAbove: number }
+): string | undefined => {
+  const problem = firstJsonProblem(value, options)
+  return problem === undefined ? undefined : messageOf(problem, path)
+}
+
+/**
+ * The 400 message for a JSON body that breaks a rule, or undefined when it is fine (or not JSON at all: the decoder
+ * says so then).
  *
  * @category validation
  */
 export const check = (bytes: Uint8Array): string | undefined => {
   if (!isUtf8(bytes)) return NOT_UTF8
-  if (!hasSuspectEscape(bytes)) return undefined
+  const start = textStart(bytes)
+  const text = hasSuspectEscape(bytes)
+  if (!text && !mayBreakStructure(bytes, start)) return undefined
   let parsed: unknown
   try {
-    parsed = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"))
+    parsed = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + start, bytes.byteLength - start).toString("utf8"))
   } catch {
     return undefined
   }
-  const found = findBad(parsed, [])
-  return found === undefined ? undefined : message(found)
+  return checkValue(parsed, [], { text, levelsAbove: 0 })
 }

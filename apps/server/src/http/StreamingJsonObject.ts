@@ -10,6 +10,11 @@
  * array (the other members and their keys, or a body that is not an object) at most `maxRestBytes`.
  * Decisions where `JSON.parse` would not fail but streaming cannot follow it: the streamed member given twice
  * (`JSON.parse` keeps the last) is refused.
+ *
+ * While it scans an element's bytes it also notes whether the element may break a structure rule of request bodies
+ * (JsonLimits, decision 0106: nested deeper than `flagDepth` levels of its own, or a number of 16 or more integer
+ * digits or with an exponent), so that the caller walks only such elements ({@link StreamingJsonObject.mayBreakRules});
+ * a "no" is never wrong, a "yes" only costs a walk.
  */
 
 /** Why the body was refused. */
@@ -65,6 +70,14 @@ const CLOSE_BRACKET = 0x5d
 const COMMA = 0x2c
 const COLON = 0x3a
 
+const DIGIT_0 = 0x30
+const DIGIT_9 = 0x39
+const LETTER_E = 0x65
+const LETTER_CAPITAL_E = 0x45
+
+/** Integer digits from which a number may pass 2^53 - 1 (9,007,199,254,740,991 has 16). */
+const SUSPECT_DIGITS = 16
+
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09
 const BOM = [0xef, 0xbb, 0xbf]
 
@@ -108,6 +121,12 @@ export class StreamingJsonObject {
   private inString = false
   private escaped = false
   private scalar = false
+  // what the captured value may break (see the module's notes): its deepest level, the run of digits being read, and
+  // whether a number looked too large
+  private deepest = 0
+  private digits = 0
+  private numberSuspect = false
+  private readonly flagged = new Set<number>()
 
   private restBytes = 0
   private currentKey = ""
@@ -118,11 +137,28 @@ export class StreamingJsonObject {
   private readonly streamedKey: string
   private readonly maxElementBytes: number
   private readonly maxRestBytes: number
+  private readonly flagDepth: number
 
-  constructor(streamedKey: string, maxElementBytes: number, maxRestBytes: number) {
+  /** `flagDepth`: an element nested deeper than this many levels of its own is flagged (default: never). */
+  constructor(
+    streamedKey: string,
+    maxElementBytes: number,
+    maxRestBytes: number,
+    flagDepth: number = Number.POSITIVE_INFINITY
+  ) {
     this.streamedKey = streamedKey
     this.maxElementBytes = maxElementBytes
     this.maxRestBytes = maxRestBytes
+    this.flagDepth = flagDepth
+  }
+
+  /**
+   * Whether the streamed array's element `index` (0-based, in arrival order) may break a structure rule: nested
+   * deeper than `flagDepth` levels of its own, or holding a number that may lie beyond ±(2^53 - 1). A scalar element
+   * is always flagged (walking it costs nothing).
+   */
+  mayBreakRules(index: number): boolean {
+    return this.flagged.has(index)
   }
 
   /** Whether the body was already refused (later bytes are ignored). */
@@ -294,6 +330,9 @@ export class StreamingJsonObject {
     this.inString = false
     this.escaped = false
     this.scalar = first !== QUOTE && first !== OPEN_BRACE && first !== OPEN_BRACKET
+    this.deepest = 0
+    this.digits = 0
+    this.numberSuspect = false
   }
 
   private text(): string {
@@ -318,33 +357,54 @@ export class StreamingJsonObject {
         i++
       }
     } else {
+      // the scan's state in locals (written back below): this loop runs over every byte of every task
+      let depth = this.depth
+      let inString = this.inString
+      let escaped = this.escaped
+      let digits = this.digits
+      let deepest = this.deepest
+      let numberSuspect = this.numberSuspect
       while (i < n) {
-        if (this.inString) {
-          const b = chunk[i]!
-          i++
-          if (this.escaped) this.escaped = false
-          else if (b === BACKSLASH) this.escaped = true
+        const b = chunk[i]!
+        i++
+        if (inString) {
+          if (escaped) escaped = false
+          else if (b === BACKSLASH) escaped = true
           else if (b === QUOTE) {
-            this.inString = false
-            if (this.depth === 0) {
+            inString = false
+            if (depth === 0) {
               done = true
               break
             }
           }
           continue
         }
-        const b = chunk[i]!
-        i++
-        if (b === QUOTE) this.inString = true
-        else if (b === OPEN_BRACE || b === OPEN_BRACKET) this.depth++
-        else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
-          this.depth--
-          if (this.depth <= 0) {
+        if (b >= DIGIT_0 && b <= DIGIT_9) {
+          if (++digits >= SUSPECT_DIGITS) numberSuspect = true
+          continue
+        }
+        if (digits > 0) {
+          // the end of a run of digits: an exponent makes its number suspect; a fraction's digits count anew
+          if (b === LETTER_E || b === LETTER_CAPITAL_E) numberSuspect = true
+          digits = 0
+        }
+        if (b === QUOTE) inString = true
+        else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
+          if (++depth > deepest) deepest = depth
+        } else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
+          depth--
+          if (depth <= 0) {
             done = true
             break
           }
         }
       }
+      this.depth = depth
+      this.inString = inString
+      this.escaped = escaped
+      this.digits = digits
+      this.deepest = deepest
+      this.numberSuspect = numberSuspect
     }
     const taken = i - start
     this.captured += taken
@@ -396,6 +456,7 @@ export class StreamingJsonObject {
         this.mode = Mode.AfterValue
         return
       case Capture.Element:
+        if (this.scalar || this.numberSuspect || this.deepest > this.flagDepth) this.flagged.add(this.elements)
         this.elements++
         out.push(parsed.value)
         this.mode = Mode.AfterElement
