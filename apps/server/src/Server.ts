@@ -1,22 +1,47 @@
 /**
  * The HTTP server: routes served by Node's http server on `PORT`, with graceful shutdown (in-flight
  * requests finish, up to 10 s, before the database closes). A port that is taken fails start-up
- * with one sentence. Requests that arrive between listening and serving wait for the routes (HeldServer).
+ * with one sentence. Requests that arrive between listening and serving wait for the routes (HeldServer); requests
+ * Node's parser refuses are answered in the error shape (ClientErrors).
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { createServer } from "./HeldServer.ts"
+import * as ClientErrors from "./http/ClientErrors.ts"
 import * as Http from "./Http.ts"
 import { ServerConfig } from "./ServerConfig.ts"
+
+/**
+ * The Node server behind the layer: requests held until the routes are attached (HeldServer), and requests Node's
+ * parser refuses answered in the error shape with a request id, logged under it (ClientErrors, issue 27).
+ *
+ * @category constructors
+ */
+export const makeNodeServer = (
+  run: (effect: Effect.Effect<void>) => unknown = Effect.runFork
+) =>
+  ClientErrors.attach(createServer(), (refused) =>
+    run(
+      Effect.logInfo(`refused by the HTTP parser: ${refused.status} ${refused.message}`).pipe(
+        Effect.annotateLogs({ requestId: refused.requestId, code: refused.code ?? "" })
+      )
+    ))
 
 /** @category layers */
 export const layer: Layer.Layer<never, Error | Config.ConfigError, SqlClient.SqlClient> = Layer.unwrap(
   Effect.gen(function*() {
     const { host, port } = yield* ServerConfig
+    const context = yield* Effect.context<never>()
     const listen = Layer.effectContext(
-      Layer.build(NodeHttpServer.layer(() => createServer(), { port, host, gracefulShutdownTimeout: "10 seconds" }))
+      Layer.build(
+        NodeHttpServer.layer(() => makeNodeServer(Effect.runForkWith(context)), {
+          port,
+          host,
+          gracefulShutdownTimeout: "10 seconds"
+        })
+      )
         .pipe(
           Effect.mapError((error) => {
             const text = String(error.cause ?? error)

@@ -6,12 +6,14 @@
  */
 import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
 import { HttpApi, OpenApi } from "effect/http-api"
+import { Authorization } from "./Authorization.ts"
 import { BackfillGroup } from "./groups/Backfill.ts"
 import { BatchCallsGroup } from "./groups/BatchCalls.ts"
 import { BatchProgressGroup } from "./groups/BatchProgress.ts"
 import { BatchTestsGroup } from "./groups/BatchTests.ts"
 import { CallsGroup } from "./groups/Calls.ts"
 import { ContactsGroup } from "./groups/Contacts.ts"
+import { InputRules } from "./InputRules.ts"
 
 /** @category models */
 export class Api extends HttpApi.make("svc")
@@ -21,6 +23,12 @@ export class Api extends HttpApi.make("svc")
   .add(BatchProgressGroup)
   .add(BatchTestsGroup)
   .add(CallsGroup)
+  // Every endpoint, in one place: the API key, then the input rules (decision 0105: a query parameter an endpoint
+  // does not declare is a 400 naming it; issue 27 found seven endpoints that ignored them because their groups had
+  // been given the key check alone). First added, innermost: the rules run after the key check, so nothing of an
+  // unauthenticated request is read.
+  .middleware(InputRules)
+  .middleware(Authorization)
   .annotateMerge(OpenApi.annotations({
     title: "svc voice-agent API",
     version: "3.0.0",

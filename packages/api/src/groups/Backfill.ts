@@ -1,9 +1,7 @@
 /** Contact-analysis backfill (spec: POST /backfill-contact-analysis-data) and its status companion. */
 import { BackfillContactAnalysisDataRequest, BackfillJobStatus } from "@svc/domain/models/BackfillJob.ts"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, TooManyRequests, Unauthorized } from "../Errors.ts"
-import { InputRules } from "../InputRules.ts"
 
 export class BackfillGroup extends HttpApiGroup.make("backfill")
   .add(
@@ -21,7 +19,4 @@ export class BackfillGroup extends HttpApiGroup.make("backfill")
       error: [BadRequest, Unauthorized, TooManyRequests, InternalServerError]
     })
   )
-  // first added, innermost: runs after the key check, so nothing of an unauthenticated request is read
-  .middleware(InputRules)
-  .middleware(Authorization)
 {}

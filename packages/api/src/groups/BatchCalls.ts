@@ -1,9 +1,7 @@
 /** Batch outbound calls (spec: POST /create-batch-call). No 429: the spec does not list it here. */
 import { BatchCall, CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, NotFound, Unauthorized } from "../Errors.ts"
-import { InputRules } from "../InputRules.ts"
 
 export class BatchCallsGroup extends HttpApiGroup.make("batchCalls")
   .add(
@@ -16,7 +14,4 @@ export class BatchCallsGroup extends HttpApiGroup.make("batchCalls")
       "Create a batch of outbound calls from an owned number; honours Idempotency-Key"
     )
   )
-  // first added, innermost: runs after the key check, so nothing of an unauthenticated request is read
-  .middleware(InputRules)
-  .middleware(Authorization)
 {}

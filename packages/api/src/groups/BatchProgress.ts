@@ -7,7 +7,6 @@
 import { BatchCallProgress } from "@svc/domain/models/BatchCallProgress.ts"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
 
 const batchCallId = { batch_call_id: Schema.String }
@@ -36,5 +35,4 @@ export class BatchProgressGroup extends HttpApiGroup.make("batchProgress")
         "recorded; idempotent (a cancelled or completed batch is answered as it is)"
     ).annotate(OpenApi.Override, svcExtension)
   )
-  .middleware(Authorization)
 {}

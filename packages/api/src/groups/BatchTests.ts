@@ -3,9 +3,7 @@ import { IdText } from "@svc/domain/models/Ids.ts"
 import { ListBatchTestsQuery, ListBatchTestsResponse } from "@svc/domain/models/ListBatchTests.ts"
 import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
-import { InputRules } from "../InputRules.ts"
 
 export class BatchTestsGroup extends HttpApiGroup.make("batchTests")
   .add(
@@ -21,7 +19,4 @@ export class BatchTestsGroup extends HttpApiGroup.make("batchTests")
       error: [BadRequest, Unauthorized, TooManyRequests, InternalServerError]
     })
   )
-  // first added, innermost: runs after the key check, so nothing of an unauthenticated request is read
-  .middleware(InputRules)
-  .middleware(Authorization)
 {}

@@ -12,7 +12,6 @@ import {
 import { Contact } from "@svc/domain/models/Contact.ts"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
 
 const callId = { call_id: Schema.String }
@@ -55,5 +54,4 @@ export class CallsGroup extends HttpApiGroup.make("calls")
       error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
     }).annotate(OpenApi.Description, "The contact's calls, newest first")
   )
-  .middleware(Authorization)
 {}

@@ -5,9 +5,7 @@ import { IdText } from "@svc/domain/models/Ids.ts"
 import { ListContactsBody, ListContactsResponse } from "@svc/domain/models/ListContacts.ts"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Authorization } from "../Authorization.ts"
 import { BadRequest, InternalServerError, NotFound, TooManyRequests, Unauthorized } from "../Errors.ts"
-import { InputRules } from "../InputRules.ts"
 
 // decision 0105: a path id follows the id rules (1 to 255 characters)
 const contactId = { contact_id: IdText }
@@ -46,7 +44,4 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
       error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
     })
   )
-  // first added, innermost: runs after the key check, so nothing of an unauthenticated request is read
-  .middleware(InputRules)
-  .middleware(Authorization)
 {}
