@@ -9,8 +9,8 @@ import { type Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { createServer } from "./HeldServer.ts"
-import * as ClientErrors from "./http/ClientErrors.ts"
 import * as Http from "./Http.ts"
+import * as ClientErrors from "./http/ClientErrors.ts"
 import { ServerConfig } from "./ServerConfig.ts"
 
 /**

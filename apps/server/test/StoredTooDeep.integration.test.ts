@@ -62,7 +62,10 @@ describe("a call stored with metadata nested past the limit", () => {
     assert.deepStrictEqual(items[2]!["metadata"], { crm_id: "c3" })
     // a filter that reaches the call, and the page the schema encodes (include_total takes the same path)
     const filtered = await server.request("POST", "/v3/list-calls", {
-      body: { include_total: true, filter_criteria: { call_id: { type: "string", op: "eq", value: "call_deep_metadata" } } }
+      body: {
+        include_total: true,
+        filter_criteria: { call_id: { type: "string", op: "eq", value: "call_deep_metadata" } }
+      }
     })
     assert.strictEqual(filtered.status, 200, filtered.text.slice(0, 300))
     assert.strictEqual((filtered.json as { total: number }).total, 1)

@@ -10,9 +10,10 @@ const reference = (value: unknown): string => {
   if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null"
   if (Array.isArray(value)) return "[" + value.map(reference).join(",") + "]"
   const record = value as Record<string, unknown>
-  return "{" + Object.keys(record).sort().filter((key) => record[key] !== undefined).map((key) =>
-    JSON.stringify(key) + ":" + reference(record[key])
-  ).join(",") + "}"
+  return "{" +
+    Object.keys(record).sort().filter((key) => record[key] !== undefined).map((key) =>
+      JSON.stringify(key) + ":" + reference(record[key])
+    ).join(",") + "}"
 }
 
 /** mulberry32, seeded: a failure replays from its seed. */

@@ -115,19 +115,19 @@ export interface Refused extends Refusal {
  *
  * @category constructors
  */
-export const handler = (onRefused: (refused: Refused) => void = () => {}) =>
-(error: Error & ClientError, socket: stream.Duplex): void => {
-  // a response already begun on this connection (Node's own rule): writing now would corrupt it
-  const inFlight = (socket as { readonly _httpMessage?: { readonly headersSent?: boolean } })._httpMessage
-  if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent === true) {
-    socket.destroy()
-    return
+export const handler =
+  (onRefused: (refused: Refused) => void = () => {}) => (error: Error & ClientError, socket: stream.Duplex): void => {
+    // a response already begun on this connection (Node's own rule): writing now would corrupt it
+    const inFlight = (socket as { readonly _httpMessage?: { readonly headersSent?: boolean } })._httpMessage
+    if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent === true) {
+      socket.destroy()
+      return
+    }
+    const refusal = refusalOf(error)
+    const requestId = crypto.randomUUID()
+    onRefused({ ...refusal, requestId, code: error.code })
+    socket.end(responseText(refusal, requestId), () => socket.destroy())
   }
-  const refusal = refusalOf(error)
-  const requestId = crypto.randomUUID()
-  onRefused({ ...refusal, requestId, code: error.code })
-  socket.end(responseText(refusal, requestId), () => socket.destroy())
-}
 
 /**
  * `server` answering the requests its parser refuses in the error shape ({@link handler}).
