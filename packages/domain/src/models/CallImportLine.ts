@@ -47,10 +47,9 @@ const StoredJson = Schema.Json.check(
       ? `is a number beyond ±${maxJsonMagnitude} (2^53 - 1), the largest a JSON number holds exactly; ` +
         "give it as a string"
       : storableMessage
-    // the member itself for its depth (its path past 64 levels says nothing more); the value or name otherwise
-    const at = problem.rule === "depth" ? [] : problem.rule === "text" && problem.inName
-      ? problem.path.slice(0, -1)
-      : problem.path
+    // a number at its own path; the member itself for its depth (a path past 64 levels says nothing more) and its
+    // text (as before the number rule)
+    const at = problem.rule === "number" ? problem.path : []
     return at.length === 0
       ? message
       : new SchemaIssue.Pointer(at, new SchemaIssue.InvalidValue({ message }, undefined, options))
