@@ -498,3 +498,62 @@ describe("CallWindow properties", () => {
     { timeout: 60_000, arbitrary: { runs: 200 } }
   )
 })
+
+// Found unpinned by mutation testing (tools/mutation, docs/testing.md). Expectations: the canonical form's definition
+// (module comment and `CanonicalCallTimeWindow`), `decodeCallTimeWindow`'s contract, and the IANA tz database.
+describe("CallWindow edges", () => {
+  // The canonical schema's problems, as describeIssue words them ("windows[1] must start after ...").
+  const canonicalProblems = (windows: ReadonlyArray<{ start: number; end: number }>, day: ReadonlyArray<string>) => {
+    const input = { windows, timezone: "America/New_York", day }
+    const exit = Schema.decodeUnknownExit(CanonicalCallTimeWindow)(input, { errors: "all" })
+    if (Exit.isSuccess(exit)) return []
+    const error = Cause.squash(exit.cause) as Schema.SchemaError
+    return describeIssue(error.issue, input, "")
+  }
+
+  it("a canonical window has its windows separated (touching ones are merged) and its days once each, in week order", () => {
+    assert.deepStrictEqual(canonicalProblems([window(0, 600), window(601, 700)], ["Monday", "Wednesday"]), [])
+    for (const windows of [[window(0, 600), window(600, 700)], [window(0, 600), window(300, 700)]]) {
+      const problems = canonicalProblems(windows, [...Weekdays])
+      assert.strictEqual(problems.length, 1)
+      assert.isTrue(problems[0]!.startsWith("windows[1] must start after the previous window ends"), problems[0])
+    }
+    for (const day of [["Tuesday", "Monday"], ["Monday", "Monday"], ["Monday", "Sunday", "Saturday"]]) {
+      const problems = canonicalProblems([window(0, 600)], day)
+      assert.strictEqual(problems.length, 1, day.join(","))
+      assert.isTrue(problems[0]!.startsWith("day must list each day once, in Monday..Sunday order"), problems[0])
+    }
+  })
+
+  it.effect("decodes a valid window to itself", () =>
+    Effect.gen(function*() {
+      const input = { windows: [window(540, 1020)], timezone: "Europe/London", day: ["Monday"] }
+      assert.deepStrictEqual(yield* decodeCallTimeWindow(input), input)
+    }))
+
+  it.effect("fails, never throws, on a missing or null body, naming the field", () =>
+    Effect.gen(function*() {
+      for (const input of [null, undefined]) {
+        const error = yield* Effect.flip(decodeCallTimeWindow(input))
+        assert.strictEqual(error._tag, "InvalidCallWindow")
+        assert.isTrue(error.message.startsWith("call_time_window must be an object"), error.message)
+      }
+    }))
+
+  it.effect("an unknown time zone with another problem is InvalidCallWindow listing both, not UnknownTimeZone", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        decodeCallTimeWindow({ windows: [window(0, 60)], timezone: "Mars/Olympus", day: ["mon"] })
+      )
+      assert.strictEqual(error._tag, "InvalidCallWindow")
+      assert.strictEqual(error._tag === "InvalidCallWindow" ? error.problems.length : 0, 2)
+    }))
+
+  it("reads offsets to the second: New York kept local mean time, UTC-4:56:02, until 1883 (tzdata)", () => {
+    // 12:00Z on 1880-01-01 is 07:03:58 local; a window at local midnight next opens at 00:00 LMT on 1880-01-02.
+    const midnight = { windows: [window(0, 60)], timezone: "America/New_York" }
+    assert.strictEqual(iso(nextOpening(midnight, Date.UTC(1880, 0, 1, 12))), "1880-01-02T04:56:02.000Z")
+    assert.isTrue(isOpen(midnight, Date.parse("1880-01-02T04:56:02Z")))
+    assert.isFalse(isOpen(midnight, Date.parse("1880-01-02T04:56:01Z")))
+  })
+})

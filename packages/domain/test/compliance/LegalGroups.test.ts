@@ -95,4 +95,31 @@ describe("LegalGroups", () => {
       })
     }
   })
+
+  // Found unpinned by mutation testing (docs/testing.md); the expectations are decision 0623's and calling-rules.md's.
+  it("leaves a +1 string with no zones (a non-digit in it) unconstrained, as decision 0623 says", () => {
+    assert.strictEqual(constraintOf("+1x2125550100"), undefined)
+    assert.strictEqual(constraintOf("+442071838750"), undefined)
+  })
+
+  it("adds the address state to a number whose area code names no state (both must be satisfied)", () => {
+    // 624 is missing from the data: no area-code state; the contact's address says FL, so FL's rules apply too
+    assert.deepStrictEqual(
+      constraintOf("+16245550100", defaultPolicy, { state: "FL" })!.rules.map((r) => r.jurisdiction),
+      [
+        "US",
+        "FL"
+      ]
+    )
+    assert.deepStrictEqual(constraintOf("+16245550100")!.rules.map((r) => r.jurisdiction), ["US"])
+  })
+
+  it("keeps numbers with the same jurisdictions but different zones in different groups", () => {
+    // both Idaho (208): one exchange in the Mountain zone only, the rest of the area code in two zones
+    const grouper = new LegalGrouper()
+    assert.strictEqual(grouper.assign("+12082015555"), 0)
+    assert.strictEqual(grouper.assign("+12085550100"), 1)
+    assert.strictEqual(grouper.assign("+12082015556"), 0)
+    assert.deepStrictEqual(grouper.groups.map((g) => [...g.ruleIds]), [["US", "ID"], ["US", "ID"]])
+  })
 })

@@ -71,4 +71,25 @@ describe("LegalHoursPreview", () => {
     assert.deepStrictEqual(preview.heldBack, [{ rule: "FL 08:00-20:00", tasks: 1 }])
     assert.strictEqual(preview.dialableNow, 1)
   })
+
+  // Found unpinned by mutation testing (docs/testing.md). 212 (NY: federal rule only), 203 (CT: 09:00-20:00) and 305
+  // (FL: 08:00-20:00) share the zone America/New_York but not their rules (calling-rules.md).
+  it("keeps tasks with the same zones and different rules apart, and holds each back by its own rule", () => {
+    const preview = previewLegalHours(
+      [{ toNumber: "+12035550100" }, { toNumber: "+13055550100" }, { toNumber: "+12125550100" }],
+      at("2026-12-02T01:30:00Z"), // 20:30 in New York: CT and FL closed at 20:00, the federal rule open to 21:00
+      defaultPolicy
+    )
+    assert.strictEqual(preview.groups.length, 3)
+    assert.sameDeepMembers(preview.groups.map((g) => g.rules.map((r) => r.jurisdiction)), [
+      ["US", "CT"],
+      ["US", "FL"],
+      ["US"]
+    ])
+    assert.strictEqual(preview.dialableNow, 1)
+    assert.sameDeepMembers([...preview.heldBack], [{ rule: "CT 09:00-20:00", tasks: 1 }, {
+      rule: "FL 08:00-20:00",
+      tasks: 1
+    }])
+  })
 })

@@ -131,6 +131,68 @@ describe("RecipientZones", () => {
   })
 })
 
+// Edges that mutation testing (tools/mutation, docs/testing.md) found unpinned. The expectations are the module's
+// rules (decision 0620): E.164 is "+" and digits, the area code is the three digits after "+1", a number whose area
+// code is not there at all gets both countries' zones, and every zone set is sorted, frozen and shared.
+describe("RecipientZones edges", () => {
+  it("gives a +1 string too short to hold an area code both countries' zones, as an unknown area code", () => {
+    for (const short of ["+1", "+12", "+121"]) {
+      const { source, zones } = resolve(short)
+      assert.strictEqual(source, "nanp_country", short)
+      assert.strictEqual(zones, fallbackZones.usOrCa, short)
+    }
+    // three digits are an area code: 212 is New York's
+    assert.deepStrictEqual(resolve("+1212"), { zones: ["America/New_York"], source: "prefix" })
+  })
+
+  it("refuses a non-digit anywhere in the prefix it reads, NANP or not, and says the source is unknown", () => {
+    for (const bad of ["+1-2125550100", "+12x25550100", "+7x9161234567", "+7-9161234567", "+4a2079460000", ""]) {
+      assert.deepStrictEqual(resolve(bad), { zones: [], source: "unknown" }, bad)
+    }
+  })
+
+  it("reads the contact's fields with surrounding blanks, as stored", () => {
+    assert.deepStrictEqual(zonesFor("+16245550100", { timezone: " America/Chicago " }), ["America/Chicago"])
+    assert.deepStrictEqual(zonesFor("+13125550100", { state: " ca " }), ["America/Chicago", "America/Los_Angeles"])
+    assert.deepStrictEqual(zonesOfState(" fl "), ["America/Chicago", "America/New_York"])
+  })
+
+  it("keeps a widened set sorted (the added timezone may sort before the number's zones)", () => {
+    assert.deepStrictEqual(zonesFor("+12125550100", { timezone: "America/Chicago" }), [
+      "America/Chicago",
+      "America/New_York"
+    ])
+  })
+
+  it("answers each (number's set, contact fields) pair on its own, and shares the answer for an equal pair", () => {
+    // Two numbers with other zone sets and the same state, then the same number with two states: four answers.
+    const newYorkWa = zonesFor("+12125550100", { state: "WA" })
+    const chicagoWa = zonesFor("+13125550100", { state: "WA" })
+    const chicagoNy = zonesFor("+13125550100", { state: "NY" })
+    assert.deepStrictEqual(newYorkWa, ["America/Los_Angeles", "America/New_York"])
+    assert.deepStrictEqual(chicagoWa, ["America/Chicago", "America/Los_Angeles"])
+    assert.deepStrictEqual(chicagoNy, ["America/Chicago", "America/New_York"])
+    assert.strictEqual(zonesFor("+13125550199", { state: "wa" }), chicagoWa)
+    const phoenixLondon = zonesFor("+16025550100", { timezone: "Europe/London" })
+    assert.strictEqual(zonesFor("+16025550111", { timezone: "Europe/London" }), phoenixLondon)
+  })
+
+  it("applies the contact's fields in resolve too, and names the number's own source", () => {
+    assert.deepStrictEqual(resolve("+12125550100", { timezone: "Europe/London" }), {
+      zones: ["America/New_York", "Europe/London"],
+      source: "prefix"
+    })
+  })
+
+  it("reads the area-code state of a NANP number only: +1, then three digits", () => {
+    assert.deepStrictEqual(areaCodeStates("+1305"), ["FL"])
+    assert.deepStrictEqual(areaCodeStates("+19055550100"), ["ON"])
+    for (const bad of ["+130", "013055550100", "+23055550100", "+1a055550100", "+13a55550100"]) {
+      assert.deepStrictEqual(areaCodeStates(bad), [], bad)
+    }
+  })
+})
+
 // An oracle that reads the generated tables naively: every prefix compared as a string, the longest one wins.
 const tableOf = (prefixes: string, zoneSets: string): Array<readonly [string, ReadonlyArray<string>]> => {
   const sets = zoneSets.split("\n").map((line) => line.split("&"))
