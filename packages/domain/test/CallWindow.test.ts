@@ -527,7 +527,7 @@ describe("CallWindow edges", () => {
 
   it.effect("decodes a valid window to itself", () =>
     Effect.gen(function*() {
-      const input = { windows: [window(540, 1020)], timezone: "Europe/London", day: ["Monday"] }
+      const input: CallTimeWindow = { windows: [window(540, 1020)], timezone: "Europe/London", day: ["Monday"] }
       assert.deepStrictEqual(yield* decodeCallTimeWindow(input), input)
     }))
 

@@ -11,6 +11,7 @@ import {
   keysetSeek,
   makeCursorCodec,
   maxKeyLength,
+  minimumSecretBytes,
   queryFingerprint,
   type SortDirection,
   SortValue
@@ -479,5 +480,75 @@ describe("Keyset", () => {
     const x: Position = { sortValue: a, id: "x" }
     const y: Position = { sortValue: b, id: "y" }
     assert.strictEqual(order(x, y), -order(y, x) || 0)
+  })
+})
+
+// Found unpinned by mutation testing (tools/mutation, docs/testing.md). Expectations: JSON.stringify's rules, which
+// CanonicalJson promises to follow (ECMA-262 SerializeJSONProperty), and decision 0102.
+describe("CanonicalJson, as JSON.stringify", () => {
+  it("writes booleans, honours toJSON with the member's key, and repeats a value that is not a cycle", () => {
+    const cases: ReadonlyArray<unknown> = [
+      true,
+      [false, true],
+      { b: false, a: true },
+      new Date(0),
+      { when: new Date(86_400_000) },
+      { a: { toJSON: (key: string) => `key ${key}` } },
+      { toJSON: (key: string) => ({ root: key, z: 1, a: 2 }) }
+    ]
+    for (const value of cases) {
+      const sorted = JSON.stringify(
+        JSON.parse(JSON.stringify(value)),
+        (_key, v: unknown) =>
+          v !== null && typeof v === "object" && !Array.isArray(v)
+            ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+            : v
+      )
+      assert.strictEqual(canonicalJson(value), sorted)
+    }
+    const shared = { x: 1 }
+    assert.strictEqual(canonicalJson([shared, { again: shared }]), JSON.stringify([shared, { again: shared }]))
+    assert.strictEqual(canonicalJson({ f: () => 1, s: Symbol("s"), n: null }), `{"n":null}`)
+  })
+})
+
+describe("Pagination keys, edges", () => {
+  it("accepts a secret of exactly minimumSecretBytes bytes and refuses one byte less", () => {
+    assert.strictEqual(minimumSecretBytes, 32)
+    const exact = "s".repeat(minimumSecretBytes)
+    const own = makeCursorCodec({ secret: exact })
+    assert.deepStrictEqual(Result.getOrThrow(own.decode(own.encode(position, context), context)), position)
+    assert.throws(() => makeCursorCodec({ secret: exact.slice(1) }), /at least 32/)
+  })
+
+  it("never decodes a position with a non-finite sort value, even under a valid tag (decision 0102: finite doubles)", () => {
+    for (const sortValue of [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN]) {
+      const key = codec.encode({ sortValue, id: "a" }, context)
+      assert.strictEqual(failureTag(codec.decode(key, context)), "CursorMalformed")
+    }
+  })
+
+  it("names the check a malformed key failed", () => {
+    const reasonOf = (key: unknown) => {
+      const result = codec.decode(key as string, context)
+      return Result.isFailure(result) && result.failure._tag === "CursorMalformed" ? result.failure.reason : undefined
+    }
+    assert.include(reasonOf(""), "empty")
+    assert.include(reasonOf("A".repeat(maxKeyLength + 1)), String(maxKeyLength))
+    assert.include(reasonOf("a=="), "base64url")
+    assert.include(reasonOf(42), "not a string")
+  })
+
+  it("orders numbers before strings whatever the direction's ties, so the order stays total", () => {
+    const n: Position = { sortValue: 5, id: "a" }
+    const s: Position = { sortValue: "5", id: "a" }
+    assert.strictEqual(keysetOrder("asc")(n, s), -1)
+    assert.strictEqual(keysetOrder("asc")(s, n), 1)
+    assert.strictEqual(keysetOrder("desc")(n, s), 1)
+  })
+
+  it("an empty page has no last position", () => {
+    const page = keysetPage<Position>([], 10, () => assert.fail("no row to read"))
+    assert.deepStrictEqual({ ...page, items: [...page.items] }, { items: [], hasMore: false, last: undefined })
   })
 })
