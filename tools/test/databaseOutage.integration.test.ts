@@ -100,7 +100,11 @@ describe("a database outage under load", () => {
       })
 
       // Kill PostgreSQL mid-batch.
-      while ((await finished()) < TASKS / 4) await sleep(50)
+      const quarterBy = Date.now() + 120_000
+      for (let done = await finished(); done < TASKS / 4; done = await finished()) {
+        assert.isBelow(Date.now(), quarterBy, `a quarter of the batch before the kill: ${done} of ${TASKS} after 120 s`)
+        await sleep(50)
+      }
       const pg = postmasterOf(EmbeddedPostgres.layout(dataDir).pgdata)!
       outage.killedAt = Date.now()
       process.kill(pg, "SIGKILL")
@@ -113,7 +117,9 @@ describe("a database outage under load", () => {
       const output = svc.output()
       const left = await finished()
       assert.isDefined(firstOkAfterKill, `service resumed:\n${output.slice(-3000)}`)
-      assert.isAtMost(firstOkAfterKill! - outage.killedAt, 30_000, "recovered within 30 s")
+      // How fast it recovers is the outage benchmark's question (npm run bench:outage, docs/benchmarks.md "Database
+      // outage recovery"), not this test's: a "within 30 s" of real time here measured the machine's load. The
+      // deadline above bounds the wait.
       assert.isAbove(statuses.get(503) ?? 0, 0, "the outage was answered 503")
       assert.strictEqual(statuses.get(500) ?? 0, 0, `no 500s: ${JSON.stringify([...statuses])}`)
       assert.strictEqual(statuses.get(0) ?? 0, 0, "no connection refused: the HTTP server stayed up")

@@ -275,8 +275,15 @@ describe("svc-scheduler during a database outage", () => {
           const done = finished(batchCallId, query)
           yield* waitFor("before the outage", done, (n) => n >= 100, 60_000, first.output)
           yield* server.kill
-          // its calls in flight end meanwhile; their results cannot be written
-          yield* Effect.sleep(1_000)
+          // its calls in flight end meanwhile; their results cannot be written. SIGTERM once the worker has met the
+          // outage (its "database unavailable" line), not after a fixed second
+          const metOutage = Date.now() + 30_000
+          while (!logLines(first.output()).some((l) => String(l.message).startsWith("database unavailable"))) {
+            if (Date.now() > metOutage) {
+              assert.fail(`the worker never logged the outage:\n${first.output().slice(-3_000)}`)
+            }
+            yield* Effect.sleep(50)
+          }
           first.child.kill("SIGTERM")
           // 60 s: under the full suite's parallel load a stop once took longer than 20 s in CI (not reproduced
           // alone, under CPU load, or in a 0700 checkout); a hang still fails here

@@ -215,7 +215,10 @@ describe("EmbeddedPostgres", () => {
         const { server } = yield* startIn(dataDir)
         const pid = postmasterPid(dataDir)!
         process.kill(pid, "SIGKILL")
-        while (alive(pid)) yield* Effect.sleep(Duration.millis(20))
+        for (let waited = 0; alive(pid); waited += 20) {
+          assert.isBelow(waited, 30_000, `the postmaster (pid ${pid}) still alive 30 s after SIGKILL`)
+          yield* Effect.sleep(Duration.millis(20))
+        }
         // Someone else takes the port: the server may not move (clients hold its URL), so it cannot restart.
         const squatter = net.createServer()
         yield* Effect.acquireRelease(

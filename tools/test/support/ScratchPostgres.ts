@@ -55,6 +55,16 @@ const freePort = () =>
   })
 
 /** Alive and not a zombie (a killed server's processes are reaped by init, which may take a moment). */
+/** Whether `pid` names any process, a zombie included (what `kill(pid, 0)` answers). */
+const exists = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
 const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0)
@@ -127,8 +137,13 @@ export const start: Effect.Effect<ScratchPostgres, never, Scope.Scope> = Effect.
       "\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\nmax_connections = 100\nfsync = off\n"
     )
     const port = await freePort()
-    const startServer = () =>
-      run(bin.pg_ctl, ["start", "-w", "-t", "60", "-D", pgdata, "-l", logFile, "-o", `-p ${port}`])
+    const startServer = () => {
+      try {
+        run(bin.pg_ctl, ["start", "-w", "-t", "60", "-D", pgdata, "-l", logFile, "-o", `-p ${port}`])
+      } catch (error) {
+        throw new Error(`${(error as Error).message}\nlog: ${fs.readFileSync(logFile, "utf8").slice(-2_000)}`)
+      }
+    }
     startServer()
     const pid = () => {
       try {
@@ -148,6 +163,13 @@ export const start: Effect.Effect<ScratchPostgres, never, Scope.Scope> = Effect.
       const deadline = Date.now() + 30_000
       while ([postmaster, ...children].some(isAlive)) {
         if (Date.now() > deadline) throw new Error(`processes of the killed server still running after 30 s`)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      // Dead is not gone: the postmaster stays a zombie until init reaps it, and a new postmaster's lock-file check
+      // (kill(pid, 0) on the PID in postmaster.pid) takes a zombie for a running server and refuses to start. A
+      // restart right after the kill met that once a fixed 1 s sleep before it was removed; wait for the reaping.
+      while (exists(postmaster)) {
+        if (Date.now() > deadline) throw new Error(`the killed postmaster (pid ${postmaster}) not reaped after 30 s`)
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
     })
