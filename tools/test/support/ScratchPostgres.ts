@@ -141,7 +141,9 @@ export const start: Effect.Effect<ScratchPostgres, never, Scope.Scope> = Effect.
       try {
         run(bin.pg_ctl, ["start", "-w", "-t", "60", "-D", pgdata, "-l", logFile, "-o", `-p ${port}`])
       } catch (error) {
-        throw new Error(`${(error as Error).message}\nlog: ${fs.readFileSync(logFile, "utf8").slice(-2_000)}`)
+        throw new Error(`${(error as Error).message}\nlog: ${fs.readFileSync(logFile, "utf8").slice(-2_000)}`, {
+          cause: error
+        })
       }
     }
     startServer()
