@@ -10,7 +10,8 @@
  * observed date. Inauguration Day (6103(c), 2029-01-20) is a holiday only for federal employees around Washington,
  * D.C., not a legal public holiday of 6103(a), and is not listed.
  *
- * The first two holidays of 2031 are listed too, because a 14-day horizon from late December 2030 reaches them.
+ * Christmas 2025 and the first two holidays of 2031 are listed too: an instant of 2026-01-01 UTC is still 2025 in
+ * the Americas, and a 14-day horizon from late December 2030 reaches January 2031.
  */
 
 export interface FederalHoliday {
@@ -22,6 +23,8 @@ export interface FederalHoliday {
 }
 
 export const federalHolidays: ReadonlyArray<FederalHoliday> = [
+  // December 2025, for instants of 2026-01-01 UTC that are still 2025-12-31 in the Americas
+  { name: "Christmas Day", date: "2025-12-25" },
   // 2026
   { name: "New Year's Day", date: "2026-01-01" },
   { name: "Birthday of Martin Luther King, Jr.", date: "2026-01-19" },
@@ -88,7 +91,7 @@ export const federalHolidays: ReadonlyArray<FederalHoliday> = [
 ]
 
 /** First and last local date the list covers completely. */
-export const coveredFrom = "2026-01-01"
+export const coveredFrom = "2025-12-01"
 export const coveredUntil = "2031-01-31"
 
 /** Every date a "no legal holidays" rule closes: each holiday's date and its observed date. */
