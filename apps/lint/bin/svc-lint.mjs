@@ -8,6 +8,7 @@
 // 2. the bundle `dist/svc-lint.mjs` (one file: no module resolution or type stripping);
 // 3. the TypeScript sources (Node >= 22.18).
 // `npm run build -w @svc/lint` builds 1 and 2.
+/* global setInterval, clearInterval */
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -84,12 +85,43 @@ if (daemon?.mode !== undefined) {
 async function runHere(argv) {
   if (blob !== undefined) {
     // Loaded here, not up front: a run through the resident linter never needs it.
-    const { spawnSync } = await import("node:child_process")
-    // The child shares our stdio and process group (Ctrl-C reaches both); we wait, then leave as it did.
-    const child = spawnSync(process.execPath, ["--snapshot-blob", blob, "--", ...argv], { stdio: "inherit" })
-    if (child.error) throw child.error
-    if (child.signal) process.kill(process.pid, child.signal)
-    process.exit(child.status ?? 2)
+    const { spawn } = await import("node:child_process")
+    // As the bootstrap runs `npm start` (docs/decisions/0010, 0015): the child runs in a process group
+    // of its own and this process passes SIGINT, SIGTERM and SIGHUP on to it, once (a terminal's Ctrl-C
+    // reaches us directly and again through npm). A blocking spawnSync could not: a signal to this
+    // process killed it and left the linter running. The child stops by itself if this process dies
+    // without passing anything on (SIGKILL): it watches that we stay its parent (src/main.ts).
+    const child = spawn(process.execPath, ["--snapshot-blob", blob, "--", ...argv], {
+      stdio: "inherit",
+      detached: true,
+      env: { ...process.env, SVC_SUPERVISOR_PID: String(process.pid) }
+    })
+    const signals = ["SIGINT", "SIGTERM", "SIGHUP"]
+    let forwarded = false
+    const forward = (signal) => {
+      if (forwarded) return
+      forwarded = true
+      child.kill(signal)
+    }
+    for (const signal of signals) process.on(signal, forward)
+    // A parent that dies without passing its signal on (npm killed with SIGKILL, a forking shell
+    // between npm and us) leaves us orphaned: our parent changing is that signal.
+    const parent = process.ppid
+    const orphanWatch = setInterval(() => {
+      if (process.ppid !== parent) forward("SIGTERM")
+    }, 250)
+    orphanWatch.unref()
+    const exit = await new Promise((resolve, reject) => {
+      child.once("error", reject)
+      child.once("exit", (code, signal) => resolve({ code, signal }))
+    })
+    clearInterval(orphanWatch)
+    // We leave as the child did.
+    if (exit.signal) {
+      for (const signal of signals) process.removeListener(signal, forward)
+      process.kill(process.pid, exit.signal)
+    }
+    process.exit(exit.code ?? 2)
   }
   process.argv.splice(2, process.argv.length - 2, ...argv)
   // Before the bundle loads: V8 then reuses its compiled code from the second run on.

@@ -43,10 +43,28 @@ export const withExitCodes = <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effe
 /** svc-lint on an explicit argument list (the resident linter's requests, Daemon.ts). */
 export const runArgs = (args: ReadonlyArray<string>) => withExitCodes(Command.runWith(cli, { version: VERSION })(args))
 
+/**
+ * The bin runs the start-up snapshot in a child of its own process group and names itself in
+ * `SVC_SUPERVISOR_PID` (bin/svc-lint.mjs): a bin killed with SIGKILL can pass no signal on, so when it
+ * is no longer our parent we stop as if sent SIGTERM (docs/decisions/0015).
+ */
+const watchSupervisor = () => {
+  const supervisor = Number(process.env["SVC_SUPERVISOR_PID"])
+  if (!Number.isInteger(supervisor) || supervisor <= 1 || process.ppid !== supervisor) return
+  const timer = setInterval(() => {
+    if (process.ppid === supervisor) return
+    clearInterval(timer)
+    process.kill(process.pid, "SIGTERM")
+  }, 250)
+  timer.unref()
+}
+
 /** Runs svc-lint on `process.argv`; the process exits with its exit code. */
-export const main = (platform: Platform): void =>
+export const main = (platform: Platform): void => {
+  watchSupervisor()
   Command.run(cli, { version: VERSION }).pipe(
     withExitCodes,
     Effect.provide(platform.layer),
     platform.runMain
   )
+}

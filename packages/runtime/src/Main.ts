@@ -6,6 +6,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, Runtime } from "effect"
+import * as fs from "node:fs"
 import { jsonParseDefect } from "./JsonParseCheck.ts"
 
 /** The most useful single sentence for a failure cause. */
@@ -65,17 +66,63 @@ export const launch = <E, ROut = never, E2 = never>(
   )
 }
 
+/** Field `index` (0-based, after the command) of `/proc/<pid>/stat`, or undefined off Linux or when gone. */
+const statField = (pid: number, index: number): string | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[index]
+  } catch {
+    return undefined
+  }
+}
+
+const commandLine = (pid: number): string => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim()
+  } catch {
+    return ""
+  }
+}
+
+/** npm names its process `npm <command> …` (`npm exec svc-server`, `npm run admin`). */
+const isNpm = (pid: number) => commandLine(pid).startsWith("npm ")
+
+/** A shell running one command for its parent (`sh -c svc-server`, npm's script shell). */
+const isShell = (pid: number) => /^(?:\S*\/)?(?:sh|dash|bash|zsh|ash|ksh) -c /.test(commandLine(pid))
+
 /**
- * The bootstrap (tools/bootstrap) runs the real process in a process group of its own, so a signal
- * sent to the bootstrap alone must be forwarded, and a bootstrap killed with SIGKILL can forward
- * nothing. It names itself in `SVC_SUPERVISOR_PID`; when that process is no longer our parent we
- * stop as if told to with SIGTERM, instead of running on orphaned with the port held (issue 16).
+ * The parent whose death must stop us, if any:
+ *
+ * - the bootstrap (tools/bootstrap), which runs the real process in a process group of its own and
+ *   names itself in `SVC_SUPERVISOR_PID`: a bootstrap killed with SIGKILL can forward nothing;
+ * - npm, when it started us (`npx svc-server`, decision 0015): npm forwards SIGINT and SIGTERM to its
+ *   child, but a user's `script-shell` that forks (dash) dies of SIGTERM without passing it on, and
+ *   npm killed with SIGKILL passes nothing on. Then the shell or npm is the parent that goes away.
+ *
+ * Processes started otherwise (a process manager running `svc-server` directly) are not affected: a
+ * parent that exits on purpose must not stop them.
+ */
+export const watchedParent = (
+  parent: number = process.ppid,
+  supervisor: string | undefined = process.env["SVC_SUPERVISOR_PID"]
+): number | undefined => {
+  if (parent <= 1) return undefined
+  if (Number(supervisor) === parent) return parent
+  if (isNpm(parent)) return parent
+  const grandparent = Number(statField(parent, 1))
+  if (isShell(parent) && Number.isInteger(grandparent) && isNpm(grandparent)) return parent
+  return undefined
+}
+
+/**
+ * When the watched parent is no longer our parent we stop as if told to with SIGTERM, instead of
+ * running on orphaned with the port and the database held (issues 16 and 27).
  */
 const watchParent = () => {
-  const supervisor = Number(process.env["SVC_SUPERVISOR_PID"])
-  if (!Number.isInteger(supervisor) || supervisor <= 1 || process.ppid !== supervisor) return
+  const parent = watchedParent()
+  if (parent === undefined) return
   const timer = setInterval(() => {
-    if (process.ppid === supervisor) return
+    if (process.ppid === parent) return
     clearInterval(timer)
     process.kill(process.pid, "SIGTERM")
   }, 250)
