@@ -107,7 +107,9 @@ const main = (): number => {
       path.relative(root, incrementalFile),
       ...passOn
     ],
-    { cwd: root, stdio: "inherit" }
+    // The property tests draw a new seed per process unless one is given; a mutant must meet the same cases in every
+    // run, or whether it survives would be chance (and the survivor counts below would flicker).
+    { cwd: root, stdio: "inherit", env: { ...process.env, SVC_PROPERTY_SEED: process.env["SVC_PROPERTY_SEED"] ?? "1" } }
   )
   if (stryker.error) throw stryker.error
   if (!fs.existsSync(reportFile)) {
