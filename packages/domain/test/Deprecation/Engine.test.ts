@@ -464,3 +464,76 @@ describe("checkConfig", () => {
     assert.deepStrictEqual(checkConfig("conversation-flow", fixed, at(LATER)), [])
   })
 })
+
+// Found unpinned by mutation testing (tools/mutation, docs/testing.md). Expectations: decision 0103's table of fixes
+// ("safe" column, and which cases get no fix) and the spec's rows 1 and 2.
+describe("fixes as decision 0103 lists them", () => {
+  const row2 = "phone-number-single-agent-fields"
+  const fixesFor = (json: unknown) => findings("phone-number", json, LATER, row2).map((f) => f.fix)
+
+  it("a null id whose list already says null (or is empty) loses the old field, safely; a list of agents: no fix", () => {
+    for (const list of [null, []]) {
+      const json = { phone_number: "+14155550100", inbound_agent_id: null, inbound_agents: list }
+      const [fix] = fixesFor(json)
+      assert.strictEqual(fix?.safe, true, JSON.stringify(list))
+      assert.deepStrictEqual(fixClean("phone-number", json, row2), {
+        phone_number: "+14155550100",
+        inbound_agents: list
+      })
+    }
+    const taken = { phone_number: "+1", inbound_agent_id: null, inbound_agents: [{ agent_id: "a", weight: 1 }] }
+    assert.deepStrictEqual(fixesFor(taken), [undefined])
+  })
+
+  it("an id with a version becomes one weighted entry carrying the version; the same entry already listed: drop", () => {
+    const fixed = fixClean(
+      "phone-number",
+      { phone_number: "+1", outbound_agent_id: "a", outbound_agent_version: 3 },
+      row2
+    )
+    assert.deepStrictEqual(fixed, {
+      phone_number: "+1",
+      outbound_agents: [{ agent_id: "a", agent_version: 3, weight: 1 }]
+    })
+    const same = {
+      phone_number: "+1",
+      outbound_agent_id: "a",
+      outbound_agent_version: 3,
+      outbound_agents: [{ agent_id: "a", agent_version: 3, weight: 1 }]
+    }
+    assert.isTrue(fixesFor(same).every((fix) => fix?.safe === true))
+    assert.deepStrictEqual(fixClean("phone-number", same, row2), {
+      phone_number: "+1",
+      outbound_agents: [{ agent_id: "a", agent_version: 3, weight: 1 }]
+    })
+    // a list that says something else (another version, or two agents): no fix
+    for (
+      const other of [[{ agent_id: "a", agent_version: 4, weight: 1 }], [
+        { agent_id: "a", agent_version: 3, weight: 1 },
+        { agent_id: "b", weight: 1 }
+      ]]
+    ) {
+      assert.isTrue(fixesFor({ ...same, outbound_agents: other }).every((fix) => fix === undefined))
+    }
+  })
+
+  it("cold transfer: true without a mode becomes sip_invite and false sip_refer, both safe; true under sip_refer has no fix", () => {
+    const rule = "cold-transfer-mode"
+    const fixOf = (option: Record<string, unknown>) => findings("llm", llm(option), LATER, rule).map((f) => f.fix)
+    for (const [show, mode] of [[true, "sip_invite"], [false, "sip_refer"]] as const) {
+      const fixes = fixOf({ type: "cold_transfer", show_transferee_as_caller: show })
+      assert.isAbove(fixes.length, 0)
+      for (const fix of fixes) {
+        assert.strictEqual(fix?.safe, true)
+        assert.deepInclude(fix?.operations ?? [], { op: "set", path: fix!.operations[0]!.path, value: mode })
+      }
+    }
+    const unclear = fixOf({ type: "cold_transfer", cold_transfer_mode: "sip_refer", show_transferee_as_caller: true })
+    assert.isAbove(unclear.length, 0)
+    assert.isTrue(unclear.every((fix) => fix === undefined))
+    assert.deepStrictEqual(
+      fixOf({ type: "cold_transfer", cold_transfer_mode: "sip_refer", show_transferee_as_caller: false }),
+      []
+    )
+  })
+})
