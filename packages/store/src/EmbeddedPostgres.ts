@@ -5,7 +5,8 @@
  * Invariants:
  * - One server per data directory, shared by every process that uses it (an admin command while
  *   `npm start` runs, a second worker). Each process records itself as a client
- *   (`embedded/Clients.ts`); the server runs while any client is alive and the last one to leave
+ *   (`embedded/Clients.ts`: a lock file it holds, so liveness does not rest on a pid, which another pid
+ *   namespace cannot read); the server runs while any client is alive and the last one to leave
  *   stops it. Whoever started it does not matter: an admin command that started the server exits
  *   without stopping it under a running server process (issue 16). A client killed with SIGKILL
  *   stops counting at once, so the server never outlives its last live client for longer than the
@@ -33,7 +34,7 @@ import * as path from "node:path"
 import * as DatabaseAdmin from "./DatabaseAdmin.ts"
 import * as Clients from "./embedded/Clients.ts"
 import * as ClusterHome from "./embedded/ClusterHome.ts"
-import { isAlive, sleepSync } from "./embedded/Processes.ts"
+import { isAlive, pidNamespace, sleepSync } from "./embedded/Processes.ts"
 import * as StartLock from "./embedded/StartLock.ts"
 import * as SqlErrorMessage from "./SqlErrorMessage.ts"
 
@@ -189,8 +190,28 @@ const runAsync = (what: string, cmd: string, args: ReadonlyArray<string>, as: Ru
     child.once("exit", (code) => code === 0 ? resolve(stdout) : reject(failure(what, code, stdout, stderr)))
   })
 
-/** `postmaster.pid`: line 1 pid, line 4 port, line 8 status (`ready` once it accepts connections). */
-const runningServer = (pgdata: string): { pid: number; port: number } | undefined => {
+/**
+ * The server was last started by a process of another pid namespace (a container sharing the data dir):
+ * `postmaster.pid`'s pid names nothing here, or another process (decision 0016).
+ */
+const startedElsewhere = (dataDir: string) => {
+  const recorded = ClusterHome.starterNamespace(dataDir)
+  const ours = pidNamespace()
+  return recorded !== undefined && ours !== undefined && recorded !== ours
+}
+
+interface Running {
+  readonly pid: number
+  readonly port: number
+  /** Started from another pid namespace: whether it runs is told by its port, not its pid. */
+  readonly elsewhere: boolean
+}
+
+/**
+ * `postmaster.pid`: line 1 pid, line 4 port, line 8 status (`ready` once it accepts connections). A server
+ * started from another pid namespace is reported while its file exists; callers ask its port.
+ */
+const runningServer = (dataDir: string, pgdata: string): Running | undefined => {
   let lines: Array<string>
   try {
     lines = fs.readFileSync(path.join(pgdata, "postmaster.pid"), "utf8").split("\n")
@@ -199,8 +220,9 @@ const runningServer = (pgdata: string): { pid: number; port: number } | undefine
   }
   const pid = Number(lines[0]?.trim())
   const port = Number(lines[3]?.trim())
-  if (!Number.isInteger(pid) || !isAlive(pid) || !Number.isInteger(port)) return undefined
-  return { pid, port }
+  if (!Number.isInteger(pid) || !Number.isInteger(port)) return undefined
+  if (startedElsewhere(dataDir)) return { pid, port, elsewhere: true }
+  return isAlive(pid) ? { pid, port, elsewhere: false } : undefined
 }
 
 const portIsFree = (port: number) =>
@@ -361,9 +383,12 @@ const startCluster = async (
   }
 }
 
-const stopCluster = (bin: Binaries, pgdata: string, as: RunAs) => {
-  const running = runningServer(pgdata)
+const stopCluster = (bin: Binaries, dataDir: string, pgdata: string, as: RunAs) => {
+  const running = runningServer(dataDir, pgdata)
   if (!running) return
+  // Started from another pid namespace: pg_ctl would signal whatever its pid names here. The next client
+  // started there finds the server running, joins it, and as its last client stops it (decision 0016).
+  if (running.elsewhere) return
   try {
     runSync("pg_ctl stop", bin.pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "60"], as)
   } catch {
@@ -378,13 +403,19 @@ const stopCluster = (bin: Binaries, pgdata: string, as: RunAs) => {
 const urlFor = (creds: Credentials, port: number, database: string) =>
   `postgres://${encodeURIComponent(creds.user)}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/${database}`
 
-/** Waits for a live postmaster to accept connections (it may be recovering from a crash). */
-const awaitAccepting = async (pgdata: string, deadlineMs = 60_000) => {
+/**
+ * Waits for a live postmaster to accept connections (it may be recovering from a crash). One started from
+ * another pid namespace is running when its port accepts; when it does not, it is treated as gone, and a start
+ * is left to PostgreSQL's own interlock, which refuses a second postmaster while the first one's shared memory
+ * is in use.
+ */
+const awaitAccepting = async (dataDir: string, pgdata: string, deadlineMs = 60_000) => {
   const until = Date.now() + deadlineMs
   for (;;) {
-    const running = runningServer(pgdata)
+    const running = runningServer(dataDir, pgdata)
     if (running === undefined) return undefined
     if (await accepts(running.port)) return running
+    if (running.elsewhere) return undefined
     if (Date.now() > until) throw new Error(`PostgreSQL (pid ${running.pid}) did not accept connections in time`)
     await sleep(100)
   }
@@ -427,7 +458,7 @@ const acquire = async (options: Options): Promise<Acquired> => {
     let started = false
     let port: number
     try {
-      const running = await awaitAccepting(home.pgdata)
+      const running = await awaitAccepting(dataDir, home.pgdata)
       if (running) {
         port = running.port
       } else {
@@ -439,11 +470,12 @@ const acquire = async (options: Options): Promise<Acquired> => {
           bin,
           home,
           as,
-          others.length > 0 && recorded !== undefined ? { required: recorded } : { preferred: recorded }
+          others > 0 && recorded !== undefined ? { required: recorded } : { preferred: recorded }
         )
         started = true
       }
-      ClusterHome.recordPort(dataDir, port)
+      if (started) ClusterHome.recordStart(dataDir, port, pidNamespace())
+      else ClusterHome.recordPort(dataDir, port)
     } catch (error) {
       leaveHere(dataDir)
       throw error
@@ -454,7 +486,7 @@ const acquire = async (options: Options): Promise<Acquired> => {
       released = true
       process.removeListener("exit", release)
       const done = StartLock.withLockSync(dataDir, () => {
-        if (leaveHere(dataDir) && Clients.others(dataDir).length === 0) stopCluster(bin, home.pgdata, as)
+        if (leaveHere(dataDir) && Clients.others(dataDir) === 0) stopCluster(bin, dataDir, home.pgdata, as)
         return true
       })
       // The lock stayed taken (a starter hung): leave the server to the next start, which joins it
@@ -506,6 +538,13 @@ export const start = (options: Options): Effect.Effect<Server, EmbeddedPostgresE
     })
   )
 
+/** No postmaster runs: its pid is gone, or (started from another pid namespace) its port does not accept. */
+const isDown = async (dataDir: string, pgdata: string) => {
+  const running = runningServer(dataDir, pgdata)
+  if (running === undefined) return true
+  return running.elsewhere && !(await accepts(running.port))
+}
+
 const supervised = new WeakMap<Server, { home: ClusterHome.Home; as: RunAs; bin: Binaries }>()
 
 /** @category models */
@@ -541,8 +580,9 @@ export const supervise = (
     try: () =>
       StartLock.withLock(server.dataDir, async () => {
         // Another client may have restarted it while we waited for the lock.
-        if (await awaitAccepting(home.pgdata)) return "found running" as const
+        if (await awaitAccepting(server.dataDir, home.pgdata)) return "found running" as const
         await startCluster(bin, home, as, { required: server.port })
+        ClusterHome.recordStart(server.dataDir, server.port, pidNamespace())
         return "restarted" as const
       }),
     catch: (error) => new EmbeddedPostgresError({ message: error instanceof Error ? error.message : String(error) })
@@ -577,7 +617,7 @@ export const supervise = (
   return Effect.gen(function*() {
     for (;;) {
       yield* Effect.sleep(interval)
-      if (runningServer(home.pgdata) === undefined) {
+      if (yield* Effect.promise(() => isDown(server.dataDir, home.pgdata))) {
         yield* recover(yield* Clock.currentTimeMillis)
       }
     }

@@ -1,50 +1,81 @@
 /**
- * The processes using an embedded server, as files under `<dataDir>/clients/`: one per process,
- * named by its pid and holding its start time. The server runs while any of them is alive; the
- * last one to leave stops it. A client killed with SIGKILL cannot remove its file, so a file whose
- * process is gone (or whose pid now names another process) does not count and is removed by the
- * next reader. All reads and writes happen under the start lock (StartLock.ts).
+ * The processes using an embedded server, as files under `<dataDir>/clients/`: one per process, each a lock
+ * file its process holds for as long as it is a client (FileLock.ts). The server runs while any of them is
+ * held; the last client to leave stops it. A client killed with SIGKILL cannot remove its file, but the kernel
+ * drops its lock: a file nobody holds does not count and is removed by the next reader. All reads and writes
+ * happen under the data dir's lock (StartLock.ts).
  *
  * Issue 16: an admin command that started the server must not stop it under a running `npm start`.
+ * Issue 27: liveness was a pid and its start time; a client in another pid namespace (a container sharing the
+ * data dir) found the server's pid dead, deleted its record, and every later admin command stopped PostgreSQL
+ * under the running server. A lock held by the process is the same fact in every namespace (decision 0016).
  */
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { isSameProcess, startTime } from "./Processes.ts"
+import * as FileLock from "./FileLock.ts"
+import { isSameProcess } from "./Processes.ts"
 
 const dirOf = (dataDir: string) => path.join(dataDir, "clients")
 
-/** Records this process as a client. */
+/** A record's name: the pid of its process, then 12 random hex digits. */
+const RECORD = /^\d+-[0-9a-f]{12}$/
+
+/** This process's record per data dir: the lock must stay referenced (a collected connection drops it). */
+const records = new Map<string, FileLock.Held>()
+
+/** Records this process as a client: `clients/<pid>-<random>`, locked (the pid is for people reading the folder). */
 export const register = (dataDir: string): void => {
+  if (records.has(dataDir)) return
   fs.mkdirSync(dirOf(dataDir), { recursive: true })
-  fs.writeFileSync(path.join(dirOf(dataDir), String(process.pid)), `${startTime(process.pid)}\n`)
+  const file = path.join(dirOf(dataDir), `${process.pid}-${crypto.randomBytes(6).toString("hex")}`)
+  const held = FileLock.tryHold(file)
+  // A fresh random name nobody else can hold.
+  if (held === undefined) throw new Error(`cannot lock the new client record ${file}`)
+  records.set(dataDir, held)
 }
 
 /** Removes this process's record. */
 export const unregister = (dataDir: string): void => {
-  fs.rmSync(path.join(dirOf(dataDir), String(process.pid)), { force: true })
+  const held = records.get(dataDir)
+  if (held === undefined) return
+  records.delete(dataDir)
+  fs.rmSync(held.file, { force: true })
+  held.release()
 }
 
-/** Pids of live clients other than this process; records of dead ones are removed. */
-export const others = (dataDir: string): Array<number> => {
+/**
+ * A record written by versions before decision 0016: a file named by a pid, holding its start time. Nothing
+ * holds a lock on it; it counts while that pid names the same process (in this pid namespace, as before).
+ */
+const legacyLive = (file: string, pid: number): boolean => {
+  try {
+    return isSameProcess(pid, fs.readFileSync(file, "utf8").trim())
+  } catch {
+    return false
+  }
+}
+
+/** How many live clients other than this process there are; records nobody holds are removed. */
+export const others = (dataDir: string): number => {
   let names: Array<string>
   try {
     names = fs.readdirSync(dirOf(dataDir))
   } catch {
-    return []
+    return 0
   }
-  const live: Array<number> = []
+  const own = records.get(dataDir)?.file
+  let live = 0
   for (const name of names) {
+    const file = path.join(dirOf(dataDir), name)
+    if (file === own) continue
     const pid = Number(name)
-    if (!Number.isInteger(pid) || pid <= 0) continue
-    if (pid === process.pid) continue
-    let recorded: string
-    try {
-      recorded = fs.readFileSync(path.join(dirOf(dataDir), name), "utf8").trim()
-    } catch {
-      continue
-    }
-    if (isSameProcess(pid, recorded)) live.push(pid)
-    else fs.rmSync(path.join(dirOf(dataDir), name), { force: true })
+    const legacy = Number.isInteger(pid) && pid > 0
+    // Anything else in the folder is nobody's record.
+    if (!legacy && !RECORD.test(name)) continue
+    const counts = legacy ? legacyLive(file, pid) : FileLock.isHeld(file)
+    if (counts) live++
+    else fs.rmSync(file, { force: true })
   }
   return live
 }

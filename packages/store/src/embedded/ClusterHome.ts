@@ -10,7 +10,8 @@
  * credentials, the client records, the lock) stays in the data dir.
  *
  * `cluster.json` also records the port the server last listened on: a server restarted after a crash
- * must come back on the port every connected process already has in its URL.
+ * must come back on the port every connected process already has in its URL; and the pid namespace of the
+ * process that started it, whose pids are the only ones `postmaster.pid` can be read against.
  *
  * Decision record: docs/decisions/0008-embedded-cluster-ownership.md
  */
@@ -37,6 +38,8 @@ export interface Home {
 interface Pointer {
   readonly home?: string
   readonly port?: number
+  /** The pid namespace of the process that last started the server (decision 0016). */
+  readonly pidNamespace?: string
 }
 
 const pointerFile = (dataDir: string) => path.join(dataDir, "cluster.json")
@@ -114,3 +117,15 @@ export const recordPort = (dataDir: string, port: number): void => {
   const pointer = readPointer(dataDir)
   if (pointer.port !== port) writePointer(dataDir, { ...pointer, port })
 }
+
+/** Records the port of a server this process has just started, and this process's pid namespace. */
+export const recordStart = (dataDir: string, port: number, pidNamespace: string | undefined): void => {
+  const pointer = readPointer(dataDir)
+  if (pointer.port !== port || pointer.pidNamespace !== pidNamespace) {
+    const { pidNamespace: _, ...rest } = pointer
+    writePointer(dataDir, { ...rest, port, ...(pidNamespace === undefined ? {} : { pidNamespace }) })
+  }
+}
+
+/** The pid namespace of the process that last started the server, when recorded. */
+export const starterNamespace = (dataDir: string): string | undefined => readPointer(dataDir).pidNamespace

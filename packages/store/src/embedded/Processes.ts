@@ -51,3 +51,16 @@ export const readPid = (file: string): number | undefined => {
 export const sleepSync = (ms: number): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 }
+
+/**
+ * This process's pid namespace (`pid:[4026531836]`), or undefined where /proc does not say. Pids of two
+ * namespaces cannot be compared: a container sharing the data dir sees none of the host's processes, or other
+ * processes under the same numbers (decision 0016).
+ */
+export const pidNamespace = (): string | undefined => {
+  try {
+    return fs.readlinkSync("/proc/self/ns/pid")
+  } catch {
+    return undefined
+  }
+}
