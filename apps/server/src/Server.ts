@@ -29,6 +29,15 @@ export const makeNodeServer = (
       )
     ))
 
+/**
+ * Where the start-up line says the server listens: `HOST` itself, or, for all interfaces (`0.0.0.0`, `::`, the
+ * default), the URL that reaches it from this machine and the fact (issue 27: it said `localhost` whatever `HOST`).
+ */
+export const listeningOn = (host: string, port: number): string =>
+  host === "0.0.0.0" || host === "::" || host === ""
+    ? `http://localhost:${port} (all interfaces, HOST ${host === "" ? "unset" : host})`
+    : `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+
 /** @category layers */
 export const layer: Layer.Layer<never, Error | Config.ConfigError, SqlClient.SqlClient> = Layer.unwrap(
   Effect.gen(function*() {
@@ -61,7 +70,7 @@ export const layer: Layer.Layer<never, Error | Config.ConfigError, SqlClient.Sql
       routerConfig: Http.routerConfig
     }).pipe(
       Layer.provide(listen),
-      Layer.tap(() => Effect.logInfo(`svc-server listening on http://localhost:${port}`))
+      Layer.tap(() => Effect.logInfo(`svc-server listening on ${listeningOn(host, port)}`))
     )
   })
 )
