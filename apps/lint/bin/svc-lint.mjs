@@ -91,19 +91,24 @@ async function runHere(argv) {
     // reaches us directly and again through npm). A blocking spawnSync could not: a signal to this
     // process killed it and left the linter running. The child stops by itself if this process dies
     // without passing anything on (SIGKILL): it watches that we stay its parent (src/main.ts).
-    const child = spawn(process.execPath, ["--snapshot-blob", blob, "--", ...argv], {
-      stdio: "inherit",
-      detached: true,
-      env: { ...process.env, SVC_SUPERVISOR_PID: String(process.pid) }
-    })
+    // Listening before the child exists: a signal that arrives while it is being started is passed on once it is.
     const signals = ["SIGINT", "SIGTERM", "SIGHUP"]
+    let child
+    let pending
     let forwarded = false
     const forward = (signal) => {
       if (forwarded) return
       forwarded = true
-      child.kill(signal)
+      if (child === undefined) pending = signal
+      else child.kill(signal)
     }
     for (const signal of signals) process.on(signal, forward)
+    child = spawn(process.execPath, ["--snapshot-blob", blob, "--", ...argv], {
+      stdio: "inherit",
+      detached: true,
+      env: { ...process.env, SVC_SUPERVISOR_PID: String(process.pid) }
+    })
+    if (pending !== undefined) child.kill(pending)
     // A parent that dies without passing its signal on (npm killed with SIGKILL, a forking shell
     // between npm and us) leaves us orphaned: our parent changing is that signal.
     const parent = process.ppid
