@@ -5,7 +5,7 @@
 //
 //   node tools/mutation/run.ts            incremental against the committed results; writes them back
 //                                         (`npm run test:mutation`: run it after changing a rule module or its tests,
-//                                         and commit tools/mutation/stryker-incremental.json)
+//                                         and commit tools/mutation/stryker-incremental.json.gz)
 //   node tools/mutation/run.ts --force    every mutant again (`npm run test:mutation -- --force`)
 //   node tools/mutation/run.ts --ci       incremental against a scratch copy of the committed results, so a run
 //                                         (`npm test`, the `test:mutation` target of @svc/domain) leaves the
@@ -15,10 +15,13 @@
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as zlib from "node:zlib"
 
 const root = path.resolve(import.meta.dirname, "..", "..")
 const here = path.join(root, "tools", "mutation")
-const committed = path.join(here, "stryker-incremental.json")
+// Committed gzipped (4 MB of JSON, 0.25 MB compressed); Stryker reads and writes the plain file in the scratch
+// directory, which a run that is not `--ci` compresses back into the committed one.
+const committed = path.join(here, "stryker-incremental.json.gz")
 const scratch = path.join(root, "reports", "mutation", "stryker-incremental.json")
 const reportFile = path.join(root, "reports", "mutation", "mutation.json")
 
@@ -89,10 +92,11 @@ const main = (): number => {
   const ci = args.includes("--ci")
   const force = args.includes("--force")
   const passOn = args.filter((a) => a !== "--ci")
-  const incrementalFile = ci ? scratch : committed
+  const incrementalFile = scratch
   fs.mkdirSync(path.dirname(scratch), { recursive: true })
   fs.rmSync(reportFile, { force: true })
-  if (ci && fs.existsSync(committed)) fs.copyFileSync(committed, scratch)
+  fs.rmSync(scratch, { force: true })
+  if (fs.existsSync(committed)) fs.writeFileSync(scratch, zlib.gunzipSync(fs.readFileSync(committed)))
   if (!fs.existsSync(committed) && !force) {
     process.stderr.write(`test:mutation: no ${path.relative(root, committed)}: every mutant runs (a full run)\n`)
   }
@@ -112,6 +116,7 @@ const main = (): number => {
     { cwd: root, stdio: "inherit", env: { ...process.env, SVC_PROPERTY_SEED: process.env["SVC_PROPERTY_SEED"] ?? "1" } }
   )
   if (stryker.error) throw stryker.error
+  if (!ci && fs.existsSync(scratch)) fs.writeFileSync(committed, zlib.gzipSync(fs.readFileSync(scratch), { level: 9 }))
   if (!fs.existsSync(reportFile)) {
     process.stderr.write(`test:mutation: Stryker exited with ${stryker.status} and wrote no report\n`)
     return 1

@@ -50,7 +50,8 @@ export default {
   // A loaded machine stretches every run; a mutant that loops forever still ends at the timeout.
   timeoutMS: 10_000,
   timeoutFactor: 2,
-  incrementalFile: "tools/mutation/stryker-incremental.json",
+  // run.ts passes the scratch copy it unpacked from tools/mutation/stryker-incremental.json.gz
+  incrementalFile: "reports/mutation/stryker-incremental.json",
   tempDirName: ".stryker-tmp",
   reporters: ["clear-text", "progress-append-only", "html", "json"],
   htmlReporter: { fileName: "reports/mutation/mutation.html" },
