@@ -6,9 +6,9 @@
 // and after, per parked request.
 //
 //   node tools/bench/admissionQueue.bench.ts   (BENCH_PARKED=500,1000,2000)
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"

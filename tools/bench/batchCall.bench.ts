@@ -11,8 +11,8 @@
 // Prints a Markdown table of medians; the exit code is 0 either way (a loaded machine is not a regression).
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
-import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
-import * as Database from "@svc/store/Database.ts"
+import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
+import * as Database from "@svc/store/db/Database.ts"
 import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createRequire } from "node:module"

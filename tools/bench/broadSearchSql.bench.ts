@@ -6,11 +6,11 @@
 //
 //   node tools/bench/broadSearchSql.bench.ts     (BENCH_CONTACTS=200000, BENCH_ROUNDS=7, BENCH_SEARCH=son)
 import { ListContactsRequest } from "@svc/domain/models/ListContacts.ts"
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as ContactSeed from "@svc/store/ContactSeed.ts"
-import * as ContactsQuery from "@svc/store/ContactsQuery.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as ContactSeed from "@svc/store/contacts/ContactSeed.ts"
+import * as ContactsQuery from "@svc/store/contacts/ContactsQuery.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"

@@ -21,7 +21,7 @@ import * as CarrierPacerPostgres from "@svc/scheduler/carrier/CarrierPacerPostgr
 import * as CarrierPacerRedis from "@svc/scheduler/carrier/CarrierPacerRedis.ts"
 import * as CarrierPacingConfig from "@svc/scheduler/carrier/CarrierPacingConfig.ts"
 import * as SlotPacer from "@svc/scheduler/carrier/SlotPacer.ts"
-import * as Database from "@svc/store/Database.ts"
+import * as Database from "@svc/store/db/Database.ts"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as net from "node:net"

@@ -5,9 +5,9 @@
 // PostgreSQL (removed at the end). Prints medians and the median of the per-round ratios.
 //
 //   node tools/bench/contactSearchUpdates.bench.ts [--rounds=5]
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as ContactSeed from "@svc/store/ContactSeed.ts"
-import * as Database from "@svc/store/Database.ts"
+import * as ContactSeed from "@svc/store/contacts/ContactSeed.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { Effect, Layer, Redacted } from "effect"
 import * as os from "node:os"
 import pg from "pg"

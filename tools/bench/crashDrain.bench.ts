@@ -18,8 +18,8 @@
 // `--kill-after`: tasks finished before the kill. Runs on DATABASE_URL when set, else on an embedded PostgreSQL in a
 // temporary directory. Prints a Markdown table of medians.
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
-import * as Database from "@svc/store/Database.ts"
+import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
+import * as Database from "@svc/store/db/Database.ts"
 import { Effect, Layer, ManagedRuntime, Redacted, References, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"

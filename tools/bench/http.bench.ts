@@ -12,10 +12,10 @@
 //     figures beside svc's: an A/B of two versions of the product in the same rounds, on the same data
 //   BENCH_EFFECT_FLOOR=1: a third server in every round, the fixed stack's floor (httpListEffectFloor.ts: Effect's
 //   HTTP server and @effect/sql-pg answering like the bare handler, nothing of svc); the order of the three rotates
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as ContactSeed from "@svc/store/ContactSeed.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as ContactSeed from "@svc/store/contacts/ContactSeed.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import autocannon from "autocannon"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { spawn } from "node:child_process"

@@ -6,7 +6,7 @@
 //
 //   node tools/bench/httpListBaseline.ts <port> <database url> <org id>
 import { ListContactsRequest } from "@svc/domain/models/ListContacts.ts"
-import * as ContactsQuery from "@svc/store/ContactsQuery.ts"
+import * as ContactsQuery from "@svc/store/contacts/ContactsQuery.ts"
 import * as http from "node:http"
 import pg from "pg"
 

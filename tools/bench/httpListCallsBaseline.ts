@@ -6,7 +6,7 @@
 //
 //   node tools/bench/httpListCallsBaseline.ts <port> <database url> <org id>
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
-import * as CallsApi from "@svc/store/CallsApiRepo.ts"
+import * as CallsApi from "@svc/store/calls/CallsApiRepo.ts"
 import { Schema } from "effect"
 import * as http from "node:http"
 import pg from "pg"

@@ -8,8 +8,8 @@
 //   node tools/bench/httpListCallsEffectFloor.ts <port> <database url> <org id>
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
-import * as CallsApi from "@svc/store/CallsApiRepo.ts"
-import * as Database from "@svc/store/Database.ts"
+import * as CallsApi from "@svc/store/calls/CallsApiRepo.ts"
+import * as Database from "@svc/store/db/Database.ts"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"

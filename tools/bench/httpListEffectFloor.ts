@@ -9,8 +9,8 @@
 //   node tools/bench/httpListEffectFloor.ts <port> <database url> <org id>
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { ListContactsRequest } from "@svc/domain/models/ListContacts.ts"
-import * as ContactsQuery from "@svc/store/ContactsQuery.ts"
-import * as Database from "@svc/store/Database.ts"
+import * as ContactsQuery from "@svc/store/contacts/ContactsQuery.ts"
+import * as Database from "@svc/store/db/Database.ts"
 import { Effect, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"

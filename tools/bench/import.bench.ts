@@ -11,10 +11,10 @@
 // contacts.bench.ts (removed at the end). Both include the index rebuild and VACUUM (ANALYZE). Prints the medians
 // and the ratio; the exit code is 0 either way (a loaded machine is not a regression).
 import { Importer } from "@svc/server/admin/Import.ts"
-import * as ContactSeed from "@svc/store/ContactSeed.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as DatabaseAdmin from "@svc/store/DatabaseAdmin.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as ContactSeed from "@svc/store/contacts/ContactSeed.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"

@@ -20,11 +20,11 @@
 // "HTTP floor" rows put the fixed stack alone (tools/bench/httpListCallsEffectFloor.ts) against the same bare server.
 // LISTCALLS_BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles svc's process (summary: cpuProfileSummary.ts).
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as CallsApi from "@svc/store/CallsApiRepo.ts"
-import { CursorKeys } from "@svc/store/CursorKeys.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as CallsApi from "@svc/store/calls/CallsApiRepo.ts"
+import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import * as CallsSeed from "@svc/store/test-support/CallsSeed.ts"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
 import { SqlClient } from "effect/sql"

@@ -11,8 +11,8 @@
 // and the largest VmRSS seen by a 10 ms sampler; "after" is VmRSS once the server has been idle --settle seconds.
 // Heap figures come from a probe preloaded into both builds (support/memoryProbe.mjs), read on SIGUSR2. Prints a
 // Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as Database from "@svc/store/Database.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { Effect, Layer, Redacted } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"

@@ -18,10 +18,10 @@
 // before, made with tools/bench/support/benchWorktree.sh): before and after in the same run on the same database.
 //
 //   BENCH_ENDPOINT=create-batch-call BENCH_BASELINE=../wt-abc1234 node tools/bench/overload.bench.ts
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as ContactSeed from "@svc/store/ContactSeed.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as ContactSeed from "@svc/store/contacts/ContactSeed.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { spawn } from "node:child_process"

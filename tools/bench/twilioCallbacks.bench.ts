@@ -14,7 +14,7 @@
 //
 //   node tools/bench/twilioCallbacks.bench.ts [--rounds=5] [--seconds=5] [--connections=16]
 import { statusCallbackUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
-import * as Database from "@svc/store/Database.ts"
+import * as Database from "@svc/store/db/Database.ts"
 import autocannon from "autocannon"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"

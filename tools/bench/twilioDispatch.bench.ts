@@ -10,9 +10,9 @@
 //   npm run bench:twilio   (BENCH_TASKS=1000 BENCH_ROUNDS=5 by default; BENCH_NODE_FLAGS="--cpu-prof
 //   --cpu-prof-dir=DIR" profiles the workers and the server, tools/bench/cpuProfileSummary.ts reads the profiles)
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"

@@ -5,9 +5,9 @@
 // there; read as a stream, the batch is stored whole, and the process's peak resident memory stays under 4 times
 // the body.
 import { assert, describe, it } from "@effect/vitest"
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as DatabaseAdmin from "@svc/store/DatabaseAdmin.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Config, Deferred, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"

@@ -11,9 +11,9 @@
 // the tasks), and call creation never exceeded SVC_CARRIER_CPS in any second.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as DatabaseAdmin from "@svc/store/DatabaseAdmin.ts"
+import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Config, Deferred, Effect, Fiber, Layer, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"

@@ -18,7 +18,7 @@
  * server that was still coming up, or on a connection from before the outage) and does not start another outage.
  * Any other failure (a bug, a constraint violation) is logged with its cause, as before.
  */
-import * as DatabaseUnavailable from "@svc/store/DatabaseUnavailable.ts"
+import * as DatabaseUnavailable from "@svc/store/db/DatabaseUnavailable.ts"
 import { Cause, Clock, Context, Effect, Layer } from "effect"
 
 /** While the database is unavailable, a summary is logged at most this often. */

@@ -35,16 +35,16 @@ import { defaultPolicy, type JurisdictionRule } from "@svc/domain/compliance/Cal
 import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
 import { explain, isLegalAt, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Dialer, type DialerError } from "@svc/domain/ports/Dialer.ts"
-import { defaultEffective, type EffectivePolicy } from "@svc/store/CallingPolicyRepo.ts"
-import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
+import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/calls/CallsRepo.ts"
 import {
   type BatchLegality,
   type ClaimedTask,
   DispatchRepo,
   type DueBatch,
   type GroupCap
-} from "@svc/store/DispatchRepo.ts"
-import * as DispatchWakeups from "@svc/store/DispatchWakeups.ts"
+} from "@svc/store/dispatch/DispatchRepo.ts"
+import * as DispatchWakeups from "@svc/store/dispatch/DispatchWakeups.ts"
+import { defaultEffective, type EffectivePolicy } from "@svc/store/policies/CallingPolicyRepo.ts"
 import { Cause, Clock, Context, Effect, FiberSet, Latch, Layer, Option, Queue, Semaphore } from "effect"
 import { DatabaseHealth } from "./DatabaseHealth.ts"
 import * as Reconciler from "./Reconciler.ts"

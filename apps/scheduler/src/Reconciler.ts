@@ -11,8 +11,8 @@
  */
 import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
 import { type CallLookup, Dialer, type DialerUnavailable } from "@svc/domain/ports/Dialer.ts"
-import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/CallsRepo.ts"
-import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
+import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/calls/CallsRepo.ts"
+import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Effect, Exit, Option } from "effect"
 import type { SchedulerSettings } from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"

@@ -9,12 +9,12 @@
  * its job; then the worker logs that it stopped.
  */
 import type { Dialer } from "@svc/domain/ports/Dialer.ts"
-import { BackfillRunnerRepo } from "@svc/store/BackfillRunnerRepo.ts"
-import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
-import { CallsRepo } from "@svc/store/CallsRepo.ts"
-import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
-import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
-import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import { BackfillRunnerRepo } from "@svc/store/backfill/BackfillRunnerRepo.ts"
+import { SchedulerCronRepo } from "@svc/store/backfill/SchedulerCronRepo.ts"
+import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
+import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
+import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
+import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { type Config, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { CarrierPacer } from "./carrier/CarrierPacer.ts"

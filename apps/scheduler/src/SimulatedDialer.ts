@@ -20,7 +20,7 @@ import {
   DialerUnavailable,
   type DialRequest
 } from "@svc/domain/ports/Dialer.ts"
-import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
+import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
 import { Clock, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { OutcomeWeights, SimulatedDialerSettings } from "./SchedulerConfig.ts"

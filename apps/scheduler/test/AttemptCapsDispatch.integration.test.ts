@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
+import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { Dispatcher } from "../src/Dispatcher.ts"

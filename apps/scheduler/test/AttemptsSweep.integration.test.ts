@@ -2,7 +2,7 @@
 // and the claim drops a number's older records only when it dials that number again; the records of numbers never
 // dialled again are deleted by the worker's maintenance, at its first pass and then hourly.
 import { assert, describe, it } from "@effect/vitest"
-import { ATTEMPTS_KEPT_MS } from "@svc/store/DispatchRepo.ts"
+import { ATTEMPTS_KEPT_MS } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"

@@ -1,10 +1,10 @@
 // The scheduler and a cancelled batch (issue 13, part 3; decision 0533): calls already claimed finish and are
 // recorded, nothing else of the batch is ever dialled, and the batch stays cancelled.
 import { assert, describe, it } from "@effect/vitest"
-import { BatchProgressRepo } from "@svc/store/BatchProgressRepo.ts"
-import { CallsRepo } from "@svc/store/CallsRepo.ts"
-import { DispatchRepo } from "@svc/store/DispatchRepo.ts"
-import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
+import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
+import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
+import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
+import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"

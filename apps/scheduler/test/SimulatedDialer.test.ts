@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Dialer, type DialRequest } from "@svc/domain/ports/Dialer.ts"
-import { SchedulerSimulatedCarrier } from "@svc/store/SchedulerSimulatedCarrier.ts"
+import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
 import { Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
 import * as SchedulerConfig from "../src/SchedulerConfig.ts"

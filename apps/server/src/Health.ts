@@ -7,8 +7,8 @@
  * one line without a stack, at most once a minute with the number of failures since the last line: probes repeat
  * every few seconds, and a line per probe grew the log with the probe rate (issue 27).
  */
-import { isUnavailable } from "@svc/store/DatabaseUnavailable.ts"
-import * as SqlErrorMessage from "@svc/store/SqlErrorMessage.ts"
+import { isUnavailable } from "@svc/store/db/DatabaseUnavailable.ts"
+import * as SqlErrorMessage from "@svc/store/db/SqlErrorMessage.ts"
 import { Cause, Clock, Duration, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"

@@ -4,7 +4,7 @@
 // with 503, and a signed callback is still applied and answered as docs/api.md ("Carrier callbacks") says: 204.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { publicBaseUrl, statusCallbackUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
-import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
+import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { Effect, Option, Result } from "effect"
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks.js"
 import * as TestServer from "./support/TestServer.ts"

@@ -4,7 +4,7 @@
 // the Node server svc-server runs (Server.makeNodeServer), serving the real routes over a real database.
 import { NodeHttpServer } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"

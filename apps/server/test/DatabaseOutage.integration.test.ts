@@ -4,9 +4,9 @@
 // periodic summaries, one line when it ends, and service resumes without a restart once the
 // database is back (here restarted by EmbeddedPostgres.supervise, as `npm start` does).
 import { assert, describe, it } from "@effect/vitest"
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { ConfigProvider, Context, Duration, Effect, Exit, Fiber, Layer, Logger, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import * as fs from "node:fs"

@@ -4,8 +4,8 @@
 // 400 for unknown fields and bad keys, 429).
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { ListContactsBody, ListContactsResponse } from "@svc/domain/models/ListContacts.ts"
-import { ContactsRepo } from "@svc/store/ContactsRepo.ts"
-import { CursorKeys } from "@svc/store/CursorKeys.ts"
+import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
+import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
 import { Effect, Layer, Schema } from "effect"
 import * as TestServer from "./support/TestServer.ts"
 

@@ -4,7 +4,7 @@
 // "through ApiKeys (cached 30 s)"): checked on a TestClock, to the millisecond of that bound, not by waiting 30 s.
 // Keys are revoked the only way svc has today: `api_keys.revoked_timestamp` set in the database (migration 0002).
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { ApiKeys, hashKey } from "@svc/store/ApiKeys.ts"
+import { ApiKeys, hashKey } from "@svc/store/orgs/ApiKeys.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"

@@ -5,9 +5,9 @@
 // API key. Every refusal is checked against the key's whole record, read back from PostgreSQL.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { publicBaseUrl, statusCallbackUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
-import * as Database from "@svc/store/Database.ts"
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
-import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
+import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import { ConfigProvider, Context, Effect, Exit, Layer, Logger, Option, Result, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { TestClock } from "effect/testing"

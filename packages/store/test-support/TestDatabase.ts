@@ -6,8 +6,8 @@
 import type { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
-import * as Database from "../src/Database.ts"
-import * as DatabaseAdmin from "../src/DatabaseAdmin.ts"
+import * as Database from "../src/db/Database.ts"
+import * as DatabaseAdmin from "../src/db/DatabaseAdmin.ts"
 
 const settings = Config.all({
   adminUrl: Config.String("SVC_TEST_ADMIN_URL"),

@@ -8,9 +8,9 @@ import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Database from "../src/Database.ts"
-import * as DatabaseAdmin from "../src/DatabaseAdmin.ts"
-import * as EmbeddedPostgres from "../src/EmbeddedPostgres.ts"
+import * as Database from "../src/db/Database.ts"
+import * as DatabaseAdmin from "../src/db/DatabaseAdmin.ts"
+import * as EmbeddedPostgres from "../src/db/EmbeddedPostgres.ts"
 
 const withDatabase = (url: string, database: string) => {
   const parsed = new URL(url)

@@ -1,5 +1,5 @@
 // What the benchmarks share: command-line numbers, medians, and the database they run on.
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"

@@ -8,7 +8,7 @@
  * As root, PostgreSQL runs as the system user `svc-postgres` (it refuses root), so the directory is made reachable
  * by it (0755, as the other integration tests do) and the cluster is owned by it.
  */
-import * as EmbeddedPostgres from "@svc/store/EmbeddedPostgres.ts"
+import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import { Effect, Redacted, type Scope } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"

@@ -9,7 +9,7 @@
  * second until it goes through (a sync covers every call recorded since the previous run anyway). A worker that wakes a
  * little late still claims the tick it slept for, so a slow worker cannot make a tick be skipped.
  */
-import { SchedulerCronRepo } from "@svc/store/SchedulerCronRepo.ts"
+import { SchedulerCronRepo } from "@svc/store/backfill/SchedulerCronRepo.ts"
 import { Clock, Cron, Effect } from "effect"
 import * as Retrying from "../Retrying.ts"
 import type { SchedulerSettings } from "../SchedulerConfig.ts"

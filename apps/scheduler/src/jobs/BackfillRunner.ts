@@ -3,7 +3,7 @@
  * chunk (BackfillRunnerRepo: one transaction per chunk, counters visible to the status endpoint as it goes), and
  * idles when none is waiting. On shutdown it lets go of the job it holds, for another worker to resume at once.
  */
-import { BackfillRunnerRepo, type RunningBackfill } from "@svc/store/BackfillRunnerRepo.ts"
+import { BackfillRunnerRepo, type RunningBackfill } from "@svc/store/backfill/BackfillRunnerRepo.ts"
 import { Clock, Context, Effect, Layer, Option, Queue } from "effect"
 import { DatabaseHealth } from "../DatabaseHealth.ts"
 import type { SchedulerSettings } from "../SchedulerConfig.ts"

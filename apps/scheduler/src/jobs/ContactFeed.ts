@@ -4,7 +4,7 @@
  * off the dispatch path (CallsRepo explains why). Every worker runs it; one at a time feeds (an advisory lock), the
  * others find it busy and look again after a pause.
  */
-import { CallsRepo } from "@svc/store/CallsRepo.ts"
+import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
 import { Clock, Effect } from "effect"
 import * as Retrying from "../Retrying.ts"
 

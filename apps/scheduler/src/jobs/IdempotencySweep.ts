@@ -8,7 +8,7 @@
  * every `SWEEP_EVERY_MS` keeps each table at most one period past its records' lifetime: a steady stream of R
  * requests a minute holds about R * (24 h + 10 min) keys and R * 20 minutes of keyless retries.
  */
-import { BatchCallsRepo } from "@svc/store/BatchCallsRepo.ts"
+import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { Effect } from "effect"
 import { DatabaseHealth } from "../DatabaseHealth.ts"
 

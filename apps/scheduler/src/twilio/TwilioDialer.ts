@@ -29,7 +29,7 @@ import {
   DialRejected,
   type DialRequest
 } from "@svc/domain/ports/Dialer.ts"
-import { CHANNEL, type TwilioCallRecord, TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
+import { CHANNEL, type TwilioCallRecord, TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { Clock, Deferred, Effect, Layer, Option, Queue, Random } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { CarrierPacer } from "../carrier/CarrierPacer.ts"

@@ -8,7 +8,7 @@
  * in chunks of `CHUNK` rows (short transactions: a delivering worker never waits long on a pruned page), one chunk
  * after another until a chunk comes back short.
  */
-import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Clock, Effect } from "effect"
 import { DatabaseHealth } from "../DatabaseHealth.ts"
 import type { WebhookSettings } from "./WebhookConfig.ts"

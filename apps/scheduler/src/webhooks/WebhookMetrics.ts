@@ -2,8 +2,8 @@
  * Webhook metrics (issue 13: "metrics (delivered, failed, retried, queue age)"), in the process's registry beside
  * the scheduler's (SchedulerMetrics): the same `/metrics` shows them.
  */
-import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
-import type { AttemptResult } from "@svc/store/WebhooksRepo.ts"
+import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
+import type { AttemptResult } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Effect, Metric, Schedule } from "effect"
 
 /** @category models */

@@ -16,7 +16,7 @@
  *
  * Time comes from the Clock (signature timestamps, due times, the 24 h budget); jitter from Random.
  */
-import { type AttemptResult, type ClaimedEvent, WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import { type AttemptResult, type ClaimedEvent, WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Clock, Effect, Fiber, Queue, Random } from "effect"
 import type { Scope } from "effect"
 import type { DatabaseHealth } from "../DatabaseHealth.ts"

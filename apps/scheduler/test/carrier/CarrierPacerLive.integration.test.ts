@@ -1,6 +1,6 @@
 // Which store paces (decision 0610): Redis when REDIS_URL is set, else PostgreSQL; a bad setting stops start-up.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import * as Database from "@svc/store/Database.ts"
+import * as Database from "@svc/store/db/Database.ts"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"

@@ -1,8 +1,8 @@
 // Carrier pacing shared through PostgreSQL (issue 14, "Carrier pacing"; decision 0610): two workers on two pools
 // over one real database keep one account's pace together.
 import { assert, describe, it } from "@effect/vitest"
-import * as Database from "@svc/store/Database.ts"
-import * as DatabaseAdmin from "@svc/store/DatabaseAdmin.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
 import { Effect, Fiber, Layer, Metric, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"

@@ -4,8 +4,8 @@
  * a free port as the server's RateLimitRedis test does).
  */
 import { NodeRedis } from "@effect/platform-node"
-import * as Database from "@svc/store/Database.ts"
-import * as DatabaseAdmin from "@svc/store/DatabaseAdmin.ts"
+import * as Database from "@svc/store/db/Database.ts"
+import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Effect, Layer, type Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"

@@ -4,7 +4,7 @@
 // request forever. Real PostgreSQL; the sweep is the worker's own loop, woken by the clock.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { BatchCallsRepo, IDEMPOTENCY_KEY_TTL_MS, RETRY_WINDOW_MS } from "@svc/store/BatchCallsRepo.ts"
+import { BatchCallsRepo, IDEMPOTENCY_KEY_TTL_MS, RETRY_WINDOW_MS } from "@svc/store/batches/BatchCallsRepo.ts"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"

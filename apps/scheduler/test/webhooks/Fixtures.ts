@@ -3,7 +3,7 @@
  * and readers of their delivery state. Each test gets its own org.
  */
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
-import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Clock, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import Retell from "retell-sdk"

@@ -3,9 +3,9 @@
 // receiver fails the first attempts; and a worker SIGKILLed mid-delivery, whose events another worker delivers.
 import { assert, describe, it } from "@effect/vitest"
 import { DatabaseAdmin } from "@svc/store"
-import * as Database from "@svc/store/Database.ts"
+import * as Database from "@svc/store/db/Database.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
-import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Effect, Layer, Metric, Option, Redacted } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"

@@ -1,7 +1,7 @@
 // The housekeeping loop (decision 0524): rounds delete chunk after chunk until one is short, a round that fails
 // (the database away) is one outage line and the next round runs as planned.
 import { assert, describe, it } from "@effect/vitest"
-import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Effect, Fiber, Layer, Logger } from "effect"
 import { SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"

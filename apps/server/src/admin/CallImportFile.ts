@@ -5,7 +5,7 @@
  * but not the reading, so the error lists the file's problems (up to 20, and how many more).
  */
 import { CallImportLine } from "@svc/domain/models/CallImportLine.ts"
-import { type CallChunk, type ImportedCall, outcomeOf } from "@svc/store/CallImport.ts"
+import { type CallChunk, type ImportedCall, outcomeOf } from "@svc/store/calls/CallImport.ts"
 import { Effect, type Scope } from "effect"
 import { ImportFailed } from "./ImportFailed.ts"
 import { lineDecoder, type LineReader, openLines, Problems } from "./JsonLines.ts"

@@ -9,8 +9,8 @@
  * lines: the org keeps one contact per number (spec, vendor).
  */
 import { ContactImportLine, decodePlainLine } from "@svc/domain/models/ContactImportLine.ts"
-import type { ChunkSource, ImportChunk } from "@svc/store/ContactImport.ts"
-import { emptyColumns, uuidV7 } from "@svc/store/ContactSeed.ts"
+import type { ChunkSource, ImportChunk } from "@svc/store/contacts/ContactImport.ts"
+import { emptyColumns, uuidV7 } from "@svc/store/contacts/ContactSeed.ts"
 import { Effect, type Scope } from "effect"
 import { ImportFailed } from "./ImportFailed.ts"
 import { lineDecoder, type LineReader, openLines, Problems } from "./JsonLines.ts"

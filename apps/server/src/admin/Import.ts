@@ -13,8 +13,8 @@
  */
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
 import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
-import * as CallImport from "@svc/store/CallImport.ts"
-import * as ContactImport from "@svc/store/ContactImport.ts"
+import * as CallImport from "@svc/store/calls/CallImport.ts"
+import * as ContactImport from "@svc/store/contacts/ContactImport.ts"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"

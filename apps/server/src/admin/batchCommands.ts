@@ -11,7 +11,7 @@
  *   0623). Dials nothing.
  */
 import { Database } from "@svc/store"
-import { DispatchInspect } from "@svc/store/DispatchInspect.ts"
+import { DispatchInspect } from "@svc/store/dispatch/DispatchInspect.ts"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 

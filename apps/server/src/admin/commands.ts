@@ -5,9 +5,9 @@
  */
 import { isE164 } from "@svc/domain/models/E164.ts"
 import { Database } from "@svc/store"
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
-import * as ContactSeed from "@svc/store/ContactSeed.ts"
-import { checkUrl, WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import * as ContactSeed from "@svc/store/contacts/ContactSeed.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
+import { checkUrl, WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"

@@ -9,7 +9,7 @@
  * - `webhook-deliveries --org ID [--call ID] [--limit N]`: the newest events with attempts, statuses, next retry.
  */
 import { Database } from "@svc/store"
-import { WebhooksRepo } from "@svc/store/WebhooksRepo.ts"
+import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 

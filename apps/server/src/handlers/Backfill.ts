@@ -1,7 +1,7 @@
 /** POST /backfill-contact-analysis-data and GET /get-backfill-contact-job-status. */
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
-import { BackfillRepo } from "@svc/store/BackfillRepo.ts"
+import { BackfillRepo } from "@svc/store/backfill/BackfillRepo.ts"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 

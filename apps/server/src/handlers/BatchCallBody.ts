@@ -16,7 +16,7 @@ import { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import { E164 } from "@svc/domain/models/E164.ts"
 import { maxJsonDepth } from "@svc/domain/models/JsonLimits.ts"
 import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
-import { CHUNK_TASKS, type CreateBatchCallHead, type CreateBatchCallSource } from "@svc/store/BatchCallsRepo.ts"
+import { CHUNK_TASKS, type CreateBatchCallHead, type CreateBatchCallSource } from "@svc/store/batches/BatchCallsRepo.ts"
 import { Data, Effect, Result, Schema, SchemaIssue, Stream } from "effect"
 import type { BodyBudget } from "../http/BodyBudget.ts"
 import {

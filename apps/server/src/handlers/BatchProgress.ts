@@ -7,7 +7,7 @@
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { notFound } from "@svc/api/Errors.ts"
-import { BatchProgressRepo } from "@svc/store/BatchProgressRepo.ts"
+import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 

@@ -15,7 +15,7 @@
  */
 import { Authorization, CurrentOrg } from "@svc/api/Authorization.ts"
 import { unauthorized } from "@svc/api/Errors.ts"
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { Cache, Clock, Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { RateLimitWindows } from "./RateLimitWindows.ts"

@@ -15,7 +15,7 @@
  *
  * Decision record: docs/decisions/0009-database-outages.md
  */
-import * as SqlErrorMessage from "@svc/store/SqlErrorMessage.ts"
+import * as SqlErrorMessage from "@svc/store/db/SqlErrorMessage.ts"
 import { Clock, Config, Context, Duration, Effect, type Fiber, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"

@@ -18,7 +18,7 @@
 import * as DeprecationEndpoints from "@svc/domain/Deprecation/Endpoints.ts"
 import * as DeprecationRule from "@svc/domain/Deprecation/Rule.ts"
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
-import { isUnavailable } from "@svc/store/DatabaseUnavailable.ts"
+import { isUnavailable } from "@svc/store/db/DatabaseUnavailable.ts"
 import { Cause, Clock, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"

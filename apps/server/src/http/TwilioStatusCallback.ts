@@ -17,7 +17,7 @@
  *   (DatabaseAvailability.ts), the one answer that asks Twilio to try again.
  */
 import { STATUS_CALLBACK_PATH } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
-import { TwilioCallsRepo } from "@svc/store/TwilioCallsRepo.ts"
+import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { Clock, Effect, Layer, Redacted, Result } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http"

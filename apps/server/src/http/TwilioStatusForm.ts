@@ -10,7 +10,7 @@
  * signed and ignored. An empty optional field counts as absent: Twilio sends some parameters empty.
  */
 import { isTerminal, TwilioCallStatus } from "@svc/domain/carrier/TwilioCallStatus.ts"
-import type { TwilioStatusUpdate } from "@svc/store/TwilioCallsRepo.ts"
+import type { TwilioStatusUpdate } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { Result, Schema } from "effect"
 
 /**

@@ -6,7 +6,7 @@
  * never end).
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ApiKeys } from "@svc/store/ApiKeys.ts"
+import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Clock, ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
