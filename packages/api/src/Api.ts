@@ -13,6 +13,7 @@ import { BatchProgressGroup } from "./groups/BatchProgress.ts"
 import { BatchTestsGroup } from "./groups/BatchTests.ts"
 import { CallsGroup } from "./groups/Calls.ts"
 import { ContactsGroup } from "./groups/Contacts.ts"
+import { TestCasesGroup } from "./groups/TestCases.ts"
 import { InputRules } from "./InputRules.ts"
 
 /** @category models */
@@ -23,6 +24,7 @@ export class Api extends HttpApi.make("svc")
   .add(BatchProgressGroup)
   .add(BatchTestsGroup)
   .add(CallsGroup)
+  .add(TestCasesGroup)
   // Every endpoint, in one place: the API key, then the input rules (decision 0105: a query parameter an endpoint
   // does not declare is a 400 naming it; issue 27 found seven endpoints that ignored them because their groups had
   // been given the key check alone). First added, innermost: the rules run after the key check, so nothing of an

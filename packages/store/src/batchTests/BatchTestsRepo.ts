@@ -8,7 +8,7 @@ import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Context, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { CursorKeys } from "./db/CursorKeys.ts"
+import { CursorKeys } from "../db/CursorKeys.ts"
 
 /** @category errors */
 export class BatchTestNotFound extends Schema.TaggedError<BatchTestNotFound>()("BatchTestNotFound", {

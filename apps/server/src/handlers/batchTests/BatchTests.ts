@@ -2,7 +2,7 @@
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { badRequest, notFound } from "@svc/api/Errors.ts"
-import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
+import { BatchTestsRepo } from "@svc/store/batchTests/index.ts"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 

@@ -1,0 +1,6 @@
+/**
+ * Batch tests (issue 32): jobs, test-case definitions and the runs the scheduler executes.
+ */
+export * from "./BatchTestsRepo.ts"
+export * from "./TestCaseDefinitionsRepo.ts"
+export * from "./TestRunsRepo.ts"
