@@ -277,6 +277,7 @@ const renderPath = (root: string, path: ReadonlyArray<PropertyKey>): string => {
  */
 export const describeIssue = (issue: SchemaIssue.Issue, input: unknown, root: string): Array<string> =>
   formatter(issue).issues.map((problem) => {
+    // Stryker disable next-line ArrayDeclaration,StringLiteral: equivalent — Effect 4's Standard Schema formatter always gives a path, of property keys only (SchemaIssue.toDefaultIssues), so neither the `[]` nor the "object" test is ever reached
     const path = (problem.path ?? []).map((p) => typeof p === "object" ? p.key : p)
     const given = problem.message.includes("(got ") ? undefined : valueAt(input, path)
     return `${renderPath(root, path)} ${problem.message}${given === undefined ? "" : ` (got ${show(given.value)})`}`
@@ -299,6 +300,7 @@ export const decodeCallTimeWindow = (
   const timezone = valueAt(input, ["timezone"])?.value
   if (
     problems.length === 1 && typeof timezone === "string" && !isIanaTimeZone(timezone) &&
+    // Stryker disable next-line StringLiteral: equivalent — with exactly one problem and a timezone string that is not IANA, that one problem is the timezone's
     problems[0]!.startsWith(`${field}.timezone `)
   ) {
     return Effect.fail(new UnknownTimeZone({ timezone, message: problems[0]! }))
@@ -386,9 +388,12 @@ function zoneFor(name: string): Zone | undefined {
   let zone = zonesByResolvedName.get(resolved)
   if (zone === undefined) {
     zone = { format: dtf.format, buckets: new Map(), lastIndex: Number.NaN, last: undefined }
+    // Stryker disable next-line CallExpression: equivalent — a cache (zone by resolved name); without it each spelling builds the same offsets again
     zonesByResolvedName.set(resolved, zone)
   }
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,CallExpression: equivalent — the bound of a cache of zone names (4,096): clearing it early, late or never changes no answer
   if (zonesByName.size >= maxZoneNames) zonesByName.clear()
+  // Stryker disable next-line CallExpression: equivalent — a cache (zone by name); without it the zone is found again by its resolved name
   zonesByName.set(name, zone)
   return zone
 }
@@ -445,6 +450,7 @@ const bucketFor = (zone: Zone, instant: number): Bucket => {
   let bucket = zone.buckets.get(index)
   if (bucket === undefined) {
     bucket = buildBucket(zone, index)
+    // Stryker disable next-line CallExpression: equivalent — a cache (buckets by index); without it the same bucket is built again
     zone.buckets.set(index, bucket)
   }
   zone.lastIndex = index

@@ -557,3 +557,75 @@ describe("CallWindow edges", () => {
     assert.isFalse(isOpen(midnight, Date.parse("1880-01-02T04:56:01Z")))
   })
 })
+
+// More edges found unpinned by mutation testing (issue 28 item 1; docs/testing.md). Expectations: decision 0101
+// (decode failures are typed, never exceptions, and list every problem as `<field path> <rule> (got <value>)`),
+// decision 0104 (values echoed in a message are cut short) and the IANA tz database.
+describe("CallWindow messages and offsets", () => {
+  it.effect("fails, never throws, on values JSON can not write (a BigInt, a cycle), still naming the field", () =>
+    Effect.gen(function*() {
+      const cyclic: Record<string, unknown> = {}
+      cyclic["self"] = cyclic
+      const cases: ReadonlyArray<readonly [unknown, string]> = [
+        [{ windows: [{ start: 10n, end: 600 }] }, "windows[0].start"],
+        [{ windows: cyclic }, "windows"]
+      ]
+      for (const [input, field] of cases) {
+        const exit = yield* Effect.exit(Effect.suspend(() => decodeCallTimeWindow(input)))
+        assert.isTrue(Exit.isFailure(exit) && Cause.hasFails(exit.cause), field)
+        const error = yield* Effect.flip(decodeCallTimeWindow(input))
+        assert.strictEqual(error._tag, "InvalidCallWindow")
+        assert.isTrue(error.message.startsWith(`call_time_window.${field} must be`), error.message)
+      }
+    }))
+
+  it.effect("echoes a long rejected value cut short: its beginning, and no longer for a longer value", () =>
+    Effect.gen(function*() {
+      const messageFor = (timezone: string) =>
+        Effect.flip(decodeCallTimeWindow({ windows: [window(540, 600)], timezone })).pipe(
+          Effect.map((error) => error.message)
+        )
+      const long = yield* messageFor(`Mars/${"Olympus_Mons".repeat(20)}`)
+      const longer = yield* messageFor(`Mars/${"Olympus_Mons".repeat(200)}`)
+      assert.include(long, "call_time_window.timezone must be an IANA time zone name")
+      assert.include(long, "(got \"Mars/Olympus_MonsOlympus_Mons")
+      assert.strictEqual(longer.length, long.length)
+      assert.isBelow(long.length, 250)
+    }))
+
+  it("names a problem of the whole value with a word, not with nothing, when the root is empty", () => {
+    const input = "9-5"
+    const exit = Schema.decodeUnknownExit(CallTimeWindow)(input)
+    assert.isTrue(Exit.isFailure(exit))
+    if (Exit.isFailure(exit)) {
+      const error = Cause.squash(exit.cause) as Schema.SchemaError
+      const [problem] = describeIssue(error.issue, input, "")
+      assert.match(problem!, /^[a-z_]+ must be an object with windows, timezone and day \(got "9-5"\)$/u)
+    }
+  })
+
+  it.effect("keeps each problem of the message apart, none run into the next", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(decodeCallTimeWindow({ windows: [], timezone: "Nowhere/City" }))
+      assert.strictEqual(error._tag, "InvalidCallWindow")
+      if (error._tag !== "InvalidCallWindow") return
+      assert.strictEqual(error.problems.length, 2)
+      for (const problem of error.problems) assert.include(error.message, problem)
+      assert.notInclude(error.message, `${error.problems[0]}${error.problems[1]}`)
+      assert.notInclude(error.message, `${error.problems[1]}${error.problems[0]}`)
+    }))
+
+  it("reads an offset change on the last day of a 28-day offset table: Tehran's DST start, 22 March 2018", () => {
+    // tzdata (asia, Rule Iran): daylight time began at 00:00 on 22 March 2018 (+03:30 -> +04:30), i.e. at
+    // 2018-03-21T20:30Z. 2018-03-22T00:00Z is a multiple of 28 days since 1970, so the change falls on the last
+    // day of the table that holds it (decision 0101: offsets are cached per 28 days, sampled daily).
+    const earlyThursday = { windows: [window(120, 180)], timezone: "Asia/Tehran", day: ["Thursday" as const] }
+    assert.strictEqual((Date.parse("2018-03-22T00:00:00Z") / 86_400_000) % 28, 0)
+    // 22:00Z is 02:30 IRDT on Thursday 22 March (it would be 01:30 at the old +03:30)
+    assert.isTrue(isOpen(earlyThursday, Date.parse("2018-03-21T22:00:00Z")))
+    assert.isFalse(isOpen(earlyThursday, Date.parse("2018-03-21T23:00:00Z"))) // 03:30 IRDT
+    // 02:00 IRDT = 21:30Z
+    assert.strictEqual(iso(nextOpening(earlyThursday, Date.parse("2018-03-21T20:00:00Z"))), "2018-03-21T21:30:00.000Z")
+    assert.strictEqual(iso(nextClosing(earlyThursday, Date.parse("2018-03-21T22:00:00Z"))), "2018-03-21T22:30:00.000Z")
+  })
+})

@@ -96,7 +96,9 @@ const usCountries = new Set(["US", "PR", "VI", "GU", "MP", "AS"])
 const areaFallback: Array<ZoneSet> = Array.from({ length: 1000 }, () => usCaZones)
 const areaStates: Array<ReadonlyArray<string>> = Array.from({ length: 1000 }, () => empty)
 for (const entry of Nanp.areaCodes.split(/\s+/u)) {
+  // Stryker disable next-line StringLiteral: equivalent — the generated table writes every entry as `area=country[:states]`, so these defaults never apply
   const [area = "", rest = ""] = entry.split("=")
+  // Stryker disable next-line StringLiteral: equivalent — see the line above: every entry names its country
   const [country = "?", states] = rest.split(":")
   const code = Number(area)
   areaFallback[code] = country === "CA" ? caZones : usCountries.has(country) ? usZones : usCaZones
@@ -225,6 +227,7 @@ const applyContact = (candidates: ZoneSet, contact: ContactLocation): ZoneSet =>
     result = inState.length > 0 ? inState : [...new Set([...candidates, ...zones])].sort()
   }
   const frozen = Object.freeze(result)
+  // Stryker disable next-line CallExpression: equivalent — the bound of a cache (8,192 entries): not clearing it changes no answer
   if (combined.size >= maxCombined) combined.clear()
   combined.set(key, frozen)
   return frozen

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Exit, Result, Schema } from "effect"
+import { Cause, Exit, Result, Schema } from "effect"
+import { describeIssue } from "../../src/CallWindow.ts"
 import { attemptCapOf } from "../../src/compliance/AttemptCaps.ts"
 import {
   applyOverride,
@@ -172,5 +173,62 @@ describe("CallingPolicy", () => {
         Result.isFailure(applyOverride(defaultPolicy, { rules: [{ ...ny, hours: [{ ...ny.hours[0]!, start: 420 }] }] }))
       )
     })
+  })
+})
+
+// Edges that mutation testing (issue 28 item 1; docs/testing.md) found unpinned. The expectations are the rows of
+// calling-rules.md and the override rules of this module's contract (decision 0621, 0628): "US" replaces the
+// federal row, a looser row is one that allows a minute the base forbids.
+describe("CallingPolicy edges", () => {
+  it("names the end of an hours row whose start is not before its end, as a call window does", () => {
+    const input = { ...fl, hours: [{ days: ["Monday"], start: 600, end: 600 }] }
+    const exit = Schema.decodeUnknownExit(JurisdictionRule, { errors: "all" })(input)
+    assert.isTrue(Exit.isFailure(exit))
+    if (Exit.isFailure(exit)) {
+      const error = Cause.squash(exit.cause)
+      assert.isTrue(Schema.isSchemaError(error))
+      if (Schema.isSchemaError(error)) {
+        assert.deepStrictEqual(describeIssue(error.issue, input, ""), [
+          "hours[0].end must be greater than start (got start=600, end=600)"
+        ])
+      }
+    }
+  })
+
+  it("finds the row of an address state written with blanks or in lower case", () => {
+    assert.deepStrictEqual(rulesFor(defaultPolicy, [" fl "]), [federal, fl])
+    assert.deepStrictEqual(rulesFor(defaultPolicy, ["\ttx\n"]), [federal, row("TX")])
+  })
+
+  it("does not call the federal rule stricter or equal to Florida's: it allows 20:00-21:00 (Fla. Stat. 501.616(6))", () => {
+    assert.isFalse(isStricterOrEqual(federal, fl))
+    assert.isFalse(isStricterOrEqual({ ...row("AL"), noHolidays: false }, row("AL")))
+  })
+
+  it("replaces the federal row with a stricter US override and leaves the state rows as they are", () => {
+    const us = { ...federal, hours: [{ ...federal.hours[0]!, start: 540 }] }
+    const result = applyOverride(defaultPolicy, { rules: [us] })
+    assert.isTrue(Result.isSuccess(result))
+    if (Result.isSuccess(result)) {
+      assert.strictEqual(result.success.federal, us)
+      assert.deepStrictEqual(result.success.states, defaultPolicy.states)
+      assert.deepStrictEqual(rulesFor(result.success, ["TX"]), [us, row("TX")])
+    }
+  })
+
+  it("keeps each looser row a readable clause of the message, none run into the next", () => {
+    const result = applyOverride(defaultPolicy, {
+      rules: [{ ...fl, attemptsPer24h: 5 }, { ...row("AL"), noHolidays: false }]
+    })
+    assert.isTrue(Result.isFailure(result))
+    if (Result.isFailure(result)) {
+      const { message, problems } = result.failure
+      assert.deepStrictEqual(problems, [
+        "override FL allows 5 attempts per 24 h, FL at most 3",
+        "override AL allows legal holidays, which AL forbids"
+      ])
+      for (const problem of problems) assert.include(message, problem)
+      assert.notInclude(message, `${problems[0]}${problems[1]}`)
+    }
   })
 })

@@ -102,6 +102,14 @@ describe("LegalGroups", () => {
     assert.strictEqual(constraintOf("+442071838750"), undefined)
   })
 
+  it("leaves a dial string that is not E.164 unconstrained even when its contact names a zone", () => {
+    // "011 44 ..." is London dialled from the NANP with the international prefix: not "+1...", so no legal hours
+    // (decision 0623), whatever the contact's fields say.
+    assert.strictEqual(constraintOf("011442071838750", defaultPolicy, { timezone: "Europe/London" }), undefined)
+    assert.strictEqual(constraintOf("012125550100", defaultPolicy, { state: "NY" }), undefined)
+    assert.strictEqual(new LegalGrouper().assign("011442071838750", { timezone: "America/New_York" }), null)
+  })
+
   it("adds the address state to a number whose area code names no state (both must be satisfied)", () => {
     // 624 is missing from the data: no area-code state; the contact's address says FL, so FL's rules apply too
     assert.deepStrictEqual(

@@ -92,4 +92,21 @@ describe("LegalHoursPreview", () => {
       tasks: 1
     }])
   })
+
+  it("answers the same for the same tasks in any order, rules holding back equally many tasks included", () => {
+    // CT (09:00-20:00) and FL (08:00-20:00) are both closed at 20:30 in New York, one task each
+    const ct = { toNumber: "+12035550100" }
+    const fl = { toNumber: "+13055550100" }
+    const instant = at("2026-12-02T01:30:00Z")
+    const one = previewLegalHours([ct, fl], instant, defaultPolicy)
+    const other = previewLegalHours([fl, ct], instant, defaultPolicy)
+    assert.deepStrictEqual(other.heldBack, one.heldBack)
+    assert.sameDeepMembers([...one.heldBack], [{ rule: "CT 09:00-20:00", tasks: 1 }, {
+      rule: "FL 08:00-20:00",
+      tasks: 1
+    }])
+    // largest first (docs/api.md) still comes before any order among equals
+    const more = previewLegalHours([ct, fl, { toNumber: "+13055550101" }], instant, defaultPolicy)
+    assert.deepStrictEqual(more.heldBack, [{ rule: "FL 08:00-20:00", tasks: 2 }, { rule: "CT 09:00-20:00", tasks: 1 }])
+  })
 })

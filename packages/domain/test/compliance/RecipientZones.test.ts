@@ -177,6 +177,11 @@ describe("RecipientZones edges", () => {
     assert.strictEqual(zonesFor("+16025550111", { timezone: "Europe/London" }), phoenixLondon)
   })
 
+  it("says an exchange-level match (area code + exchange) comes from a prefix of the data too", () => {
+    // 850-230 is in the FL panhandle's Central part (calling-rules.md: the FL panhandle is a split area code)
+    assert.deepStrictEqual(resolve("+18502305555"), { zones: ["America/Chicago"], source: "prefix" })
+  })
+
   it("applies the contact's fields in resolve too, and names the number's own source", () => {
     assert.deepStrictEqual(resolve("+12125550100", { timezone: "Europe/London" }), {
       zones: ["America/New_York", "Europe/London"],
