@@ -4,6 +4,7 @@
 //
 //   domain  <- api, store <- apps        (apps never import each other)
 //   runtime (process plumbing) <- apps
+//   domain <- agent-test (the custom-LLM test runner) <- apps
 //
 // Plain JavaScript so that eslint.config.js can import it without a TypeScript loader.
 
@@ -58,11 +59,20 @@ export const layers = {
         ? undefined
         : `packages/runtime imports only "effect", "@effect/platform-node" and node: modules (found "${spec}")`
   },
+  agentTest: {
+    // The custom-LLM test runner (issue 32): a WebSocket client both the scheduler and svc-test (apps/lint) run,
+    // so it is a package, not code of either app (decision 0703).
+    dirs: ["packages/agent-test"],
+    check: (spec) =>
+      isEffect(spec) || isNode(spec) || ["@svc/domain", "ws"].includes(pkg(spec))
+        ? undefined
+        : `packages/agent-test imports only "effect", "@svc/domain", "ws" and node: modules (found "${spec}")`
+  },
   app: {
     dirs: ["apps/server", "apps/scheduler", "apps/lint"],
     check: (spec, self) =>
       pkg(spec).startsWith("@svc/") &&
-        !["@svc/domain", "@svc/api", "@svc/store", "@svc/runtime", self].includes(pkg(spec))
+        !["@svc/domain", "@svc/api", "@svc/store", "@svc/runtime", "@svc/agent-test", self].includes(pkg(spec))
         ? `apps never import each other (${self} imports "${spec}")`
         : undefined
   },
