@@ -537,3 +537,300 @@ describe("fixes as decision 0103 lists them", () => {
     )
   })
 })
+
+// Found unpinned by mutation testing (issue 28 item 1). Expectations: the spec's schedule rows (their wording and
+// replacements), decision 0103's table of fixes, docs/lint.md ("Fixes", the json format's message and fix) and
+// reference/vendor-api-facts.md §4 for the shape of the fields (a null field is an unset one).
+describe("what findings and fixes say, and the edges of each rule's fix", () => {
+  const fixOf = (finding: Finding | undefined) => {
+    assert.isDefined(finding?.fix, "expected a fix")
+    return finding!.fix!
+  }
+
+  describe("row 1: cold-transfer-mode", () => {
+    const rule = "cold-transfer-mode"
+    const option = (fields: Record<string, unknown>) => transferTool({ type: "cold_transfer", ...fields })
+
+    it("says the flag no longer chooses between SIP REFER and SIP INVITE (spec row 1), and names the replacement", () => {
+      const [finding] = findings("tool", option({ show_transferee_as_caller: true }), LATER, rule)
+      assert.include(finding?.message, "show_transferee_as_caller")
+      assert.include(finding?.message, "SIP REFER")
+      assert.include(finding?.message, "SIP INVITE")
+      assert.include(finding?.message, "is deprecated since 2026-01-23")
+      assert.include(finding?.message, "cold_transfer_mode")
+    })
+
+    it("says the flag under sip_refer only controls caller ID display under sip_invite (spec row 1)", () => {
+      const [finding] = findings(
+        "tool",
+        option({ cold_transfer_mode: "sip_refer", show_transferee_as_caller: true }),
+        LATER,
+        rule
+      )
+      assert.include(finding?.message, "show_transferee_as_caller")
+      assert.include(finding?.message, "sip_refer")
+      assert.include(finding?.message, "caller ID display")
+    })
+
+    it("describes each fix by the mode it sets, and the false case by the flag it drops (decision 0103)", () => {
+      const invite = fixOf(findings("tool", option({ show_transferee_as_caller: true }), LATER, rule)[0])
+      assert.include(invite.description, "cold_transfer_mode")
+      assert.include(invite.description, "sip_invite")
+      const refer = fixOf(findings("tool", option({ show_transferee_as_caller: false }), LATER, rule)[0])
+      assert.include(refer.description, "cold_transfer_mode")
+      assert.include(refer.description, "sip_refer")
+      assert.match(refer.description, /\bdrop\b.*\bshow_transferee_as_caller\b/)
+    })
+
+    it("treats a null flag as unset and a null mode as no mode", () => {
+      assert.deepStrictEqual(findings("tool", option({ show_transferee_as_caller: null }), LATER, rule), [])
+      const nullMode = option({ show_transferee_as_caller: true, cold_transfer_mode: null })
+      assert.strictEqual(findings("tool", nullMode, LATER, rule).length, 1)
+      assert.deepStrictEqual(
+        fixClean("tool", nullMode, rule),
+        option({ show_transferee_as_caller: true, cold_transfer_mode: "sip_invite" })
+      )
+    })
+
+    it("reports a flag that is not a boolean without a fix: only true and false name a method", () => {
+      const [finding] = findings("tool", option({ show_transferee_as_caller: "false" }), LATER, rule)
+      assert.deepStrictEqual(finding?.path, ["transfer_option", "show_transferee_as_caller"])
+      assert.isUndefined(finding?.fix)
+    })
+  })
+
+  describe("row 2: phone-number-single-agent-fields", () => {
+    const rule = "phone-number-single-agent-fields"
+    const prefixes = ["inbound", "outbound", "inbound_sms", "outbound_sms"]
+
+    it("names the single-agent field and the weighted list that replaces it (spec row 2)", () => {
+      for (const prefix of prefixes) {
+        const json = { [`${prefix}_agent_id`]: "ag_1", [`${prefix}_agent_version`]: 2 }
+        const all = findings("phone-number", json, LATER, rule)
+        assert.deepStrictEqual(all.map((f) => f.path), [[`${prefix}_agent_id`], [`${prefix}_agent_version`]])
+        for (const [i, field] of [`${prefix}_agent_id`, `${prefix}_agent_version`].entries()) {
+          assert.include(all[i]?.message, `"${field}"`, field)
+          assert.include(all[i]?.message, `${prefix}_agents`, field)
+          assert.include(all[i]?.message, "is deprecated since 2026-03-31", field)
+        }
+      }
+    })
+
+    it("describes the move: the old fields, the list, and the one entry of weight 1", () => {
+      const withVersion = fixOf(
+        findings("phone-number", { outbound_agent_id: "a", outbound_agent_version: 3 }, LATER, rule)[0]
+      )
+      assert.include(withVersion.description, "outbound_agent_id")
+      assert.include(withVersion.description, "outbound_agent_version")
+      assert.include(withVersion.description, "outbound_agents")
+      assert.include(withVersion.description, "weight 1")
+      const idOnly = fixOf(findings("phone-number", { inbound_agent_id: "a" }, LATER, rule)[0])
+      assert.match(idOnly.description, /\binbound_agent_id into inbound_agents\b/)
+      assert.notInclude(idOnly.description, "version")
+      const nullId = fixOf(findings("phone-number", { inbound_agent_id: null }, LATER, rule)[0])
+      assert.match(nullId.description, /\binbound_agent_id into inbound_agents\b/)
+    })
+
+    it("offers the moves as safe fixes, so --fix applies them (decision 0103: safe)", () => {
+      for (
+        const json of [{ inbound_agent_id: "a" }, { inbound_agent_id: null }, {
+          inbound_agent_id: "a",
+          inbound_agent_version: 1
+        }]
+      ) {
+        const all = findings("phone-number", json, LATER, rule)
+        const safe = fixesOf(all)
+        assert.strictEqual(safe.length, 1, JSON.stringify(json))
+        assert.strictEqual(safe[0], all[0]?.fix)
+      }
+      assert.deepStrictEqual(
+        applyFixes(
+          { inbound_agent_id: null },
+          fixesOf(findings("phone-number", { inbound_agent_id: null }, LATER, rule))
+        ),
+        {
+          inbound_agents: null
+        }
+      )
+    })
+
+    it("reads a null version as no version: the entry carries none", () => {
+      assert.deepStrictEqual(fixClean("phone-number", { inbound_agent_id: "a", inbound_agent_version: null }, rule), {
+        inbound_agents: [{ agent_id: "a", weight: 1 }]
+      })
+    })
+
+    it("gives no fix for an id or a version the weighted list cannot hold (agent_id: string, agent_version: string | number)", () => {
+      for (const version of [true, { v: 1 }, [3]]) {
+        const json = { inbound_agent_id: "a", inbound_agent_version: version }
+        assert.deepStrictEqual(findings("phone-number", json, LATER, rule).map((f) => f.fix), [undefined, undefined])
+      }
+      for (const id of ["", 42, true, { id: "a" }]) {
+        const json = { outbound_agent_id: id }
+        assert.deepStrictEqual(findings("phone-number", json, LATER, rule).map((f) => f.fix), [undefined], String(id))
+      }
+    })
+  })
+
+  describe("row 3: model-retirements", () => {
+    const rule = "model-retirements"
+
+    it("names the retired model value in the message", () => {
+      const [finding] = findings("llm", { llm_id: "l", model: "gpt-4o" }, LATER, rule)
+      assert.include(finding?.message, "\"gpt-4o\"")
+      assert.include(finding?.message, "was removed on 2026-07-12")
+    })
+
+    it("has no fix to offer, safe or not (decision 0103: row 3, no fix)", () => {
+      const all = findings("agent", { voice_model: "eleven_turbo_v2", post_call_analysis_model: "gpt-4o" }, LATER, rule)
+      assert.strictEqual(all.length, 2)
+      assert.deepStrictEqual(fixesOf(all), [])
+      assert.deepStrictEqual(fixesOf(all, true), [])
+    })
+  })
+
+  describe("row 4: conversation-node-tools", () => {
+    const rule = "conversation-node-tools"
+    const node = (fields: Record<string, unknown>) => flow([{ id: "n", type: "conversation", ...fields }])
+
+    it("names the key on the conversation node and the subagent replacement (spec row 4)", () => {
+      const all = findings(
+        "conversation-flow",
+        node({ tools: [{ type: "end_call", name: "e" }], tool_ids: ["t"] }),
+        LATER,
+        rule
+      )
+      assert.deepStrictEqual(all.map((f) => f.path), [["nodes", 0, "tools"], ["nodes", 0, "tool_ids"]])
+      assert.include(all[0]?.message, "\"tools\"")
+      assert.include(all[1]?.message, "\"tool_ids\"")
+      for (const finding of all) {
+        assert.include(finding.message, "conversation")
+        assert.include(finding.message, "subagent")
+      }
+    })
+
+    it("treats a null list as no list", () => {
+      const all = findings("conversation-flow", node({ tools: null, tool_ids: ["t"] }), LATER, rule)
+      assert.deepStrictEqual(all.map((f) => f.path), [["nodes", 0, "tool_ids"]])
+    })
+
+    it("turns a node into a subagent when either list holds a tool, keeping both (only empty lists are removed)", () => {
+      const doc = node({ tools: [], tool_ids: ["t1"] })
+      const fix = fixOf(findings("conversation-flow", doc, LATER, rule)[0])
+      assert.include(fix.description, "subagent")
+      assert.deepStrictEqual(
+        (fixClean("conversation-flow", doc, rule) as { nodes: ReadonlyArray<unknown> }).nodes,
+        [{ id: "n", type: "subagent", tools: [], tool_ids: ["t1"] }]
+      )
+    })
+
+    it("describes the removal of empty lists by the keys it removes, as a safe fix", () => {
+      const doc = node({ tools: [], tool_ids: [] })
+      const all = findings("conversation-flow", doc, LATER, rule)
+      const fix = fixOf(all[0])
+      assert.match(fix.description, /\btools\b/)
+      assert.match(fix.description, /\btool_ids\b/)
+      assert.deepStrictEqual(fixesOf(all), [fix])
+      assert.deepStrictEqual(
+        (applyFixes(doc, fixesOf(all)) as { nodes: ReadonlyArray<unknown> }).nodes,
+        [{ id: "n", type: "conversation" }]
+      )
+    })
+  })
+
+  describe("row 5: legacy-analysis-prompts", () => {
+    const rule = "legacy-analysis-prompts"
+    const fixed = (agent: Record<string, unknown>) => fixClean("agent", agent, rule)
+    const noFix = (agent: Record<string, unknown>) =>
+      assert.isTrue(findings("agent", agent, LATER, rule).every((f) => f.fix === undefined), JSON.stringify(agent))
+
+    it("names the removed field, and the fix names the list it moves the prompts into (spec row 5)", () => {
+      const [finding] = findings("agent", { voice_id: "v", analysis_summary_prompt: "Sum up." }, LATER, rule)
+      assert.include(finding?.message, "\"analysis_summary_prompt\"")
+      assert.include(finding?.message, "was removed on 2026-06-15")
+      const fix = fixOf(finding)
+      assert.include(fix.description, "post_call_analysis_data")
+      assert.include(fix.description, "system presets")
+      const chat = findings("agent", { post_chat_analysis_data: [], analysis_summary_prompt: "Sum up." }, LATER, rule)
+      assert.include(fixOf(chat[0]).description, "post_chat_analysis_data")
+    })
+
+    it("finds each of the three fields alone", () => {
+      for (const key of ["analysis_summary_prompt", "analysis_successful_prompt", "analysis_user_sentiment_prompt"]) {
+        assert.deepStrictEqual(findings("agent", { voice_id: "v", [key]: "x" }, LATER, rule).map((f) => f.path), [[
+          key
+        ]])
+      }
+    })
+
+    it("creates post_call_analysis_data for a voice agent without one, as a safe fix", () => {
+      const agent = { voice_id: "v", analysis_summary_prompt: "Sum up." }
+      assert.deepStrictEqual(fixesOf(findings("agent", agent, LATER, rule)).length, 1)
+      assert.deepStrictEqual(fixed(agent), {
+        voice_id: "v",
+        post_call_analysis_data: [{ type: "system-presets", name: "call_summary", description: "Sum up." }]
+      })
+      // post_call_analysis_data is nullable: null is an empty list
+      assert.deepStrictEqual(fixed({ ...agent, post_call_analysis_data: null }), {
+        voice_id: "v",
+        post_call_analysis_data: [{ type: "system-presets", name: "call_summary", description: "Sum up." }]
+      })
+    })
+
+    it("counts an agent that carries post_call_analysis_data as a voice agent, even beside a chat list", () => {
+      const agent = { analysis_successful_prompt: "Booked?", post_call_analysis_data: [], post_chat_analysis_data: [] }
+      assert.deepStrictEqual(fixed(agent), {
+        post_call_analysis_data: [{ type: "system-presets", name: "call_successful", description: "Booked?" }],
+        post_chat_analysis_data: []
+      })
+    })
+
+    it("just removes a null or empty prompt, without creating a list (decision 0103)", () => {
+      assert.deepStrictEqual(fixed({ voice_id: "v", analysis_summary_prompt: null }), { voice_id: "v" })
+      assert.deepStrictEqual(fixed({ voice_id: "v", analysis_summary_prompt: "" }), { voice_id: "v" })
+      assert.deepStrictEqual(
+        fixed({ analysis_summary_prompt: "", analysis_successful_prompt: "Booked?", post_call_analysis_data: [] }),
+        { post_call_analysis_data: [{ type: "system-presets", name: "call_successful", description: "Booked?" }] }
+      )
+    })
+
+    it("drops a prompt already migrated with the same text, leaving the list as it is", () => {
+      const preset = { type: "system-presets", name: "call_summary", description: "Sum up." }
+      assert.deepStrictEqual(fixed({ analysis_summary_prompt: "Sum up.", post_call_analysis_data: [preset] }), {
+        post_call_analysis_data: [preset]
+      })
+    })
+
+    it("matches an existing preset by type and name: another preset or a custom field of that name is not it", () => {
+      const other = { type: "system-presets", name: "call_successful", description: "Booked?" }
+      assert.deepStrictEqual(fixed({ analysis_summary_prompt: "Sum up.", post_call_analysis_data: [other] }), {
+        post_call_analysis_data: [other, { type: "system-presets", name: "call_summary", description: "Sum up." }]
+      })
+      const custom = { type: "string", name: "call_summary", description: "Something else" }
+      assert.deepStrictEqual(fixed({ analysis_summary_prompt: "Sum up.", post_call_analysis_data: [custom] }), {
+        post_call_analysis_data: [custom, { type: "system-presets", name: "call_summary", description: "Sum up." }]
+      })
+    })
+
+    it("leaves a list that is not a list, or a prompt that is not text, to a person", () => {
+      noFix({ analysis_summary_prompt: "Sum up.", post_call_analysis_data: { name: "x" } })
+      noFix({ analysis_summary_prompt: "Sum up.", post_call_analysis_data: "call_summary" })
+      noFix({ analysis_summary_prompt: 42 })
+      noFix({ analysis_summary_prompt: ["Sum up."] })
+    })
+  })
+
+  it("row 12: names the calendar tool type in the message", () => {
+    const [finding] = findings("tool", { type: "book_appointment_cal", name: "b" }, LATER, "calendar-cal-tools")
+    assert.include(finding?.message, "\"book_appointment_cal\"")
+    assert.include(finding?.message, "the calendar integration")
+  })
+
+  it("finds nothing in a document that is not an object, whatever the kind", () => {
+    for (const kind of ["agent", "llm", "conversation-flow", "flow-component", "phone-number", "tool"] as const) {
+      for (const json of [null, "multi", 42, ["inbound_agent_id"]]) {
+        assert.deepStrictEqual(checkConfig(kind, json, at(LATER)), [], `${kind} ${JSON.stringify(json)}`)
+      }
+    }
+  })
+})

@@ -50,3 +50,25 @@ describe("Language", () => {
       yield* validateAgentLanguage(undefined)
     }))
 })
+
+// Found unpinned by mutation testing (issue 28 item 1). Expectations: spec row 7 (the scalar `multi` of agent
+// `language`, replaced by a locale array; existing agents got 10 locales) and docs/lint.md (the locale list is a
+// suggestion to review, never applied by --fix).
+describe("Language, what the finding and its suggestion say", () => {
+  it("names the language field's value and the replacement in the finding", () => {
+    const finding = checkAgentLanguage("multi", at("2026-08-01T00:00:00Z"))
+    assert.include(finding?.message, "\"multi\"")
+    assert.include(finding?.message, "language")
+    assert.include(finding?.message, "was removed on 2026-07-31")
+    assert.include(finding?.message, "locale array")
+  })
+
+  it("offers the locale array as a suggestion to review, not a safe fix", () => {
+    const fix = checkAgentLanguage("multi", at("2026-08-01T00:00:00Z"))?.fix
+    assert.strictEqual(fix?.safe, false)
+    assert.include(fix?.description, "\"multi\"")
+    assert.include(fix?.description, "locale array")
+    assert.include(fix?.description, "10 locales")
+    assert.include(fix?.description, "review")
+  })
+})

@@ -208,3 +208,11 @@ describe("statusAt", () => {
     assert.throws(() => utcMidnight("07/31/2026"))
   })
 })
+
+describe("getRule", () => {
+  // Found unpinned by mutation testing (issue 28 item 1): ids reach the schedule from config files and inline
+  // comments, which isRuleId checks first; a bug that skipped that check must fail loudly, naming the id.
+  it("refuses an id the schedule does not have, naming it", () => {
+    assert.throws(() => getRule("no-such-rule" as RuleId), /no-such-rule/)
+  })
+})
