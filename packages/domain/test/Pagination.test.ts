@@ -552,3 +552,129 @@ describe("Pagination keys, edges", () => {
     assert.deepStrictEqual({ ...page, items: [...page.items] }, { items: [], hasMore: false, last: undefined })
   })
 })
+
+// Found unpinned by mutation testing (issue 28 item 1). Expectations: decision 0102 (the key format table, byte by
+// byte; the checks in order and their errors; "a tampered, foreign or stale key answered by a 400 with a clear
+// message"; "A contact key with a UUID is 95 characters, a batch-test key with a 24-character id 79") and the
+// codec's documentation (a key longer than maxKeyLength decodes as CursorMalformed).
+describe("Pagination keys, as decision 0102 lays them out", () => {
+  const utf8 = (value: string) => new TextEncoder().encode(value)
+  const orgTag = (orgId: string) => sha256(utf8(`svc/pagination/org\0${orgId}`)).subarray(0, 4)
+  const queryTag = (fingerprint: string) => decodedBytes(fingerprint)
+  /** A version-1 key over `body` (kind, sort value, id), signed with SECRET as the table says. */
+  const keyOf = (body: ReadonlyArray<number>, ctx: CursorContext = context, marker = 0xa1): string => {
+    const signed = Uint8Array.of(marker, ...orgTag(ctx.orgId), ...queryTag(ctx.queryFingerprint), ...body)
+    return Base64Url.encode(Uint8Array.of(...signed, ...hmacSha256(text(SECRET), signed, 16)))
+  }
+  const malformedReason = (result: Result.Result<Position, CursorError>): string => {
+    assert.strictEqual(failureTag(result), "CursorMalformed")
+    return Result.isFailure(result) && result.failure._tag === "CursorMalformed" ? result.failure.reason : ""
+  }
+
+  it("mints exactly the bytes of the table: marker, org tag, query tag, kind, sort value, id, truncated HMAC", () => {
+    // 5 as a zigzag varint is 10; "ab" is a length byte and two bytes of UTF-8
+    assert.strictEqual(codec.encode({ sortValue: 5, id: "ab" }, context), keyOf([1, 10, 2, 0x61, 0x62]))
+    assert.strictEqual(codec.encode({ sortValue: -3, id: "" }, context), keyOf([1, 5, 0]))
+    assert.strictEqual(codec.encode({ sortValue: "é", id: "a" }, context), keyOf([3, 2, 0xc3, 0xa9, 1, 0x61]))
+    // a double is its 8 bytes, big-endian (0.5 = 0x3FE0000000000000)
+    assert.strictEqual(
+      codec.encode({ sortValue: 0.5, id: "a" }, context),
+      keyOf([2, 0x3f, 0xe0, 0, 0, 0, 0, 0, 0, 1, 0x61])
+    )
+    const other: CursorContext = { orgId: "org_other", queryFingerprint: queryFingerprint({ resource: "batch-tests" }) }
+    assert.strictEqual(codec.encode({ sortValue: 5, id: "ab" }, other), keyOf([1, 10, 2, 0x61, 0x62], other))
+    assert.deepStrictEqual(
+      codec.decode(keyOf([1, 10, 2, 0x61, 0x62]), context),
+      Result.succeed({ sortValue: 5, id: "ab" })
+    )
+  })
+
+  it("has the lengths the decision gives: a contact key with a UUID 95 characters, a batch-test key with a 24-character id 79", () => {
+    const timestamp = 1_718_123_456_789
+    assert.strictEqual(
+      codec.encode({ sortValue: timestamp, id: "3f2b1c9e-8d7a-4b6f-9e0d-1a2b3c4d5e6f" }, context).length,
+      95
+    )
+    assert.strictEqual(codec.encode({ sortValue: timestamp, id: "b".repeat(24) }, context).length, 79)
+  })
+
+  it("refuses a signed key whose body is not exactly one sort value and one id", () => {
+    const unreadable = [
+      keyOf([4, 1, 0x61]), // a kind the format does not have, followed by what reads as an id
+      keyOf([1, 10, 2, 0x61, 0x62, 0]), // a byte after the id
+      keyOf([1, 10, 5]), // an id whose length runs past the end
+      keyOf([1, 10]) // no id
+    ]
+    const reasons = unreadable.map((key) => malformedReason(codec.decode(key, context)))
+    for (const reason of reasons) assert.isAbove(reason.length, 0)
+  })
+
+  it("refuses a key that does not start with the 0xA_ marker as malformed, even when its low nibble is this version", () => {
+    const bytes = decodedBytes(codec.encode(position, context))
+    for (const marker of [0x01, 0x11, 0xb1, 0xf1]) {
+      bytes[0] = marker
+      assert.isAbove(malformedReason(codec.decode(Base64Url.encode(bytes), context)).length, 0, String(marker))
+    }
+  })
+
+  it("gives each failed check its own reason, and puts it in the message", () => {
+    const bytes = decodedBytes(codec.encode(position, context))
+    bytes[0] = 0x11
+    const results = [
+      codec.decode("", context),
+      codec.decode("a==", context),
+      codec.decode(Base64Url.encode(bytes), context),
+      codec.decode(Base64Url.encode(Uint8Array.of(0xa1, 0, 0, 0)), context),
+      codec.decode(keyOf([4, 1, 0x61]), context),
+      codec.decode("A".repeat(maxKeyLength + 1), context)
+    ]
+    const reasons = results.map(malformedReason)
+    assert.strictEqual(new Set(reasons).size, reasons.length, JSON.stringify(reasons))
+    for (const [i, result] of results.entries()) {
+      assert.isAbove(reasons[i]!.length, 0)
+      if (Result.isFailure(result)) assert.include(result.failure.message, `(${reasons[i]})`)
+    }
+  })
+
+  it("says why a key was refused in each message, as a client can act on it", () => {
+    const key = codec.encode(position, context)
+    const messageOf = (result: Result.Result<Position, CursorError>) =>
+      Result.isFailure(result) ? result.failure.message : ""
+    const tampered = messageOf(
+      codec.decode(makeCursorCodec({ secret: OTHER_SECRET }).encode(position, context), context)
+    )
+    assert.include(tampered, "altered")
+    assert.include(tampered, "rotated")
+    const mismatch = messageOf(codec.decode(key, { ...context, queryFingerprint: queryFingerprint({}) }))
+    assert.include(mismatch, "different query")
+    assert.include(mismatch, "sort order")
+    assert.include(mismatch, "limit may change")
+    const bytes = decodedBytes(key)
+    bytes[0] = 0xa7
+    const stale = messageOf(codec.decode(Base64Url.encode(bytes), context))
+    assert.include(stale, "format version 7")
+    assert.include(stale, "release")
+  })
+
+  it("reads a key of exactly maxKeyLength characters, and refuses one byte more", () => {
+    // 1 + 4 + 6 bytes of header, kind, sort value 0, a 2-byte length, the id, 16 bytes of tag: 3,072 bytes = 4,096 characters
+    const fits: Position = { sortValue: 0, id: "i".repeat(3041) }
+    const key = codec.encode(fits, context)
+    assert.strictEqual(key.length, maxKeyLength)
+    assert.deepStrictEqual(codec.decode(key, context), Result.succeed(fits))
+    const over = codec.encode({ sortValue: 0, id: "i".repeat(3042) }, context)
+    assert.isAbove(over.length, maxKeyLength)
+    assert.strictEqual(failureTag(codec.decode(over, context)), "CursorMalformed")
+  })
+
+  it("binds a key to a fingerprint forged with a type cast too, telling two of them apart", () => {
+    // QueryFingerprint is branded; untyped code could still pass any string, and a key must stay bound to it.
+    const forged = (fingerprint: string): CursorContext => ({ ...context, queryFingerprint: fingerprint as never })
+    const first = codec.encode(position, forged("first"))
+    const second = codec.encode(position, forged("second!"))
+    assert.notStrictEqual(first, second)
+    assert.deepStrictEqual(codec.decode(first, forged("first")), Result.succeed(position))
+    assert.strictEqual(failureTag(codec.decode(first, forged("second!"))), "CursorQueryMismatch")
+    assert.strictEqual(failureTag(codec.decode(second, context)), "CursorQueryMismatch")
+  })
+})
