@@ -355,6 +355,7 @@ const walk = (scan: Scan, table: KindTable, value: unknown, containerKey: string
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i]
+      // Stryker disable next-line LogicalOperator: equivalent — a walk into null or a primitive returns at once
       if (item !== null && typeof item === "object") {
         scan.path.push(i)
         walk(scan, table, item, containerKey)
@@ -376,6 +377,7 @@ const walk = (scan: Scan, table: KindTable, value: unknown, containerKey: string
   }
   for (const key in node) {
     const child = node[key]
+    // Stryker disable next-line LogicalOperator: equivalent — a walk into null or a primitive returns at once
     if (child !== null && typeof child === "object") {
       scan.path.push(key)
       walk(scan, table, child, key)
