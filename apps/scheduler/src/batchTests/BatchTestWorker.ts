@@ -1,0 +1,165 @@
+/**
+ * The batch test runner of a scheduler worker (issue 32 item 2; decision 0702): `concurrency` fibers each lease the
+ * next due test run, run it against the batch's custom-LLM server with `@svc/agent-test`'s runner (call id = the
+ * run's id), renew the lease while it runs, and finish it with its verdict. A run whose worker died (killed, or
+ * stopped mid-run) is taken again once its lease expires; after `maxAttempts` leases it ends `error` saying so. The
+ * store finishes a run only under its current lease and recounts the job, so no run is ever counted twice.
+ *
+ * The call webhooks' address rule (decision 0523) applies to `llm_websocket_url` too: the socket refuses loopback,
+ * private, link-local and metadata addresses unless `SVC_WEBHOOK_ALLOW_PRIVATE=true`.
+ */
+import { Runner } from "@svc/agent-test"
+import type { ClaimedRun, RunResult } from "@svc/store/batchTests/index.ts"
+import { TestRunsRepo } from "@svc/store/batchTests/index.ts"
+import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
+import { Config, Duration, Effect, Layer, Schedule } from "effect"
+import type { SqlClient } from "effect/sql"
+import * as AddressPolicy from "../webhooks/AddressPolicy.ts"
+
+/** @category models */
+export interface BatchTestSettings {
+  /** runs one worker has in flight at most (`SVC_BATCH_TEST_CONCURRENCY`) */
+  readonly concurrency: number
+  /** a run's lease; renewed every third of it while the run goes on (`SVC_BATCH_TEST_LEASE_MS`) */
+  readonly leaseMs: number
+  /** pause between looks for due runs while none is due (`SVC_BATCH_TEST_POLL_MS`) */
+  readonly pollMs: number
+  /** leases a run may take before it ends `error` (its workers were lost each time) */
+  readonly maxAttempts: number
+  readonly runner: Runner.RunnerOptions
+  /** `SVC_TEST_LLM_URL`: the chat-completions endpoint simulation definitions need; undefined: not configured */
+  readonly llmUrl: string | undefined
+}
+
+/** @category constructors */
+export const defaults = (overrides: Partial<BatchTestSettings> = {}): BatchTestSettings => ({
+  concurrency: 8,
+  leaseMs: 60_000,
+  pollMs: 500,
+  maxAttempts: 3,
+  runner: { ...Runner.defaults, refuseAddress: AddressPolicy.refusal },
+  llmUrl: undefined,
+  ...overrides
+})
+
+/**
+ * The settings from the environment (docs/operations.md, "Batch tests").
+ *
+ * @category constructors
+ */
+export const load = Effect.gen(function*() {
+  const c = yield* Config.all({
+    allowPrivate: Config.withDefault(Config.Boolean("SVC_WEBHOOK_ALLOW_PRIVATE"), false),
+    concurrency: Config.withDefault(Config.Int("SVC_BATCH_TEST_CONCURRENCY"), 8),
+    leaseMs: Config.withDefault(Config.Int("SVC_BATCH_TEST_LEASE_MS"), 60_000),
+    pollMs: Config.withDefault(Config.Int("SVC_BATCH_TEST_POLL_MS"), 500),
+    replyTimeoutMs: Config.withDefault(Config.Int("SVC_BATCH_TEST_REPLY_TIMEOUT_MS"), Runner.defaults.replyTimeoutMs),
+    llmUrl: Config.option(Config.String("SVC_TEST_LLM_URL"))
+  })
+  return defaults({
+    concurrency: Math.max(1, c.concurrency),
+    leaseMs: Math.max(300, c.leaseMs),
+    pollMs: Math.max(10, c.pollMs),
+    runner: {
+      ...Runner.defaults,
+      replyTimeoutMs: c.replyTimeoutMs,
+      refuseAddress: c.allowPrivate ? undefined : AddressPolicy.refusal
+    },
+    llmUrl: c.llmUrl._tag === "Some" ? c.llmUrl.value : undefined
+  })
+})
+
+/** What to say about a simulation definition when no model is configured (issue 32 item 4). */
+export const simulationNotConfigured =
+  "simulation test cases need an OpenAI-compatible chat-completions endpoint: set SVC_TEST_LLM_URL " +
+  "(with SVC_TEST_LLM_MODEL and SVC_TEST_LLM_API_KEY) on the scheduler, or use type: scripted"
+
+/** Runs one leased run to its result. */
+const execute = (run: ClaimedRun, settings: BatchTestSettings): Effect.Effect<RunResult> => {
+  if (run.attempt > settings.maxAttempts) {
+    return Effect.succeed({
+      status: "error",
+      explanation: `the run was started ${
+        run.attempt - 1
+      } times and its worker was lost each time (lease of ${settings.leaseMs} ms expired)`,
+      transcript: null
+    })
+  }
+  const definition = run.definition
+  if (definition.type === "simulation") {
+    return Effect.succeed({
+      status: "error",
+      explanation: settings.llmUrl === undefined
+        ? simulationNotConfigured
+        : "simulation test cases are not run by this version of svc yet (decision 0704); use type: scripted",
+      transcript: null
+    })
+  }
+  return Runner.runScripted(run.url, run.runId, definition, settings.runner).pipe(
+    Effect.map((outcome) => ({
+      status: outcome.verdict.status,
+      explanation: outcome.verdict.explanation,
+      transcript: outcome.transcript
+    }))
+  )
+}
+
+/**
+ * One fiber's loop: lease, run, finish; sleep `pollMs` when nothing is due.
+ *
+ * @category constructors
+ */
+const fiberLoop = (settings: BatchTestSettings, workerId: string) =>
+  Effect.gen(function*() {
+    const repo = yield* TestRunsRepo
+    while (true) {
+      const run = yield* repo.claim(workerId, settings.leaseMs)
+      if (run === undefined) {
+        yield* Effect.sleep(Duration.millis(settings.pollMs))
+        continue
+      }
+      const result = yield* Effect.scoped(Effect.gen(function*() {
+        // the lease is renewed while the run goes on; a worker that stops renewing (killed) loses it
+        yield* Effect.forkScoped(
+          repo.renew(run, workerId, settings.leaseMs).pipe(
+            Effect.delay(Duration.millis(Math.floor(settings.leaseMs / 3))),
+            Effect.repeat(Schedule.forever)
+          )
+        )
+        return yield* execute(run, settings)
+      }))
+      const finished = yield* repo.finish(run, workerId, result)
+      if (!finished) {
+        yield* Effect.logWarning("batch test run lost its lease before it finished; its result was not recorded")
+          .pipe(Effect.annotateLogs({ run: run.runId, attempt: run.attempt }))
+      }
+    }
+  }).pipe(
+    // a database outage or a defect ends one look, not the worker: the next look starts after a pause
+    Effect.catchCause((cause) => Effect.logError("batch test runner failed; retrying", cause)),
+    Effect.andThen(Effect.sleep(Duration.millis(settings.pollMs))),
+    Effect.forever
+  )
+
+/**
+ * The worker's batch test loops, on the application's `SqlClient`.
+ *
+ * @category constructors
+ */
+export const loop = (settings: BatchTestSettings, workerId: string): Effect.Effect<never, never, SqlClient.SqlClient> =>
+  Effect.forEach(Array.from({ length: settings.concurrency }), () => fiberLoop(settings, workerId), {
+    concurrency: "unbounded",
+    discard: true
+  }).pipe(
+    Effect.andThen(Effect.never),
+    Effect.provide(TestRunsRepo.layer.pipe(Layer.provide(CursorKeys.layer))),
+    Effect.orDie
+  )
+
+/**
+ * The loops with the settings of the environment (the scheduler's composition forks this).
+ *
+ * @category constructors
+ */
+export const loopFromEnv = (workerId: string): Effect.Effect<never, never, SqlClient.SqlClient> =>
+  Effect.flatMap(Effect.orDie(load), (settings) => loop(settings, workerId))
