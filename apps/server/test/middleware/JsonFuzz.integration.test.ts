@@ -292,7 +292,51 @@ const routes: ReadonlyArray<Route> = [
     contract: "/list-contact-conversations/:contact_id",
     statuses: [200, 400, 404, 429],
     request: () => ({ path: "" })
-  }
+  },
+  // batch tests that run (issue 32)
+  {
+    method: "POST",
+    contract: "/create-test-case-definition",
+    statuses: [200, 400, 429],
+    request: (r) => ({ path: "/create-test-case-definition", raw: value(r) })
+  },
+  {
+    method: "GET",
+    contract: "/get-test-case-definition/:test_case_definition_id",
+    statuses: [200, 400, 404, 429],
+    request: () => ({ path: "" })
+  },
+  {
+    method: "PUT",
+    contract: "/update-test-case-definition/:test_case_definition_id",
+    statuses: [200, 400, 404, 429],
+    request: (r) => ({ path: "/update-test-case-definition/no_such_definition", raw: value(r) })
+  },
+  {
+    method: "DELETE",
+    contract: "/delete-test-case-definition/:test_case_definition_id",
+    statuses: [204, 400, 404, 429],
+    request: (r) => ({ path: "/delete-test-case-definition/no_such_definition", raw: value(r) })
+  },
+  {
+    method: "GET",
+    contract: "/v2/list-test-case-definitions",
+    statuses: [200, 400, 429],
+    request: () => ({ path: "" })
+  },
+  {
+    method: "POST",
+    contract: "/create-batch-test",
+    statuses: [200, 400, 404, 429],
+    request: (r) => ({ path: "/create-batch-test", raw: value(r) })
+  },
+  {
+    method: "GET",
+    contract: "/v2/list-test-runs/:test_case_batch_job_id",
+    statuses: [200, 400, 404, 429],
+    request: () => ({ path: "" })
+  },
+  { method: "GET", contract: "/get-test-run/:test_case_job_id", statuses: [200, 400, 404, 429], request: () => ({ path: "" }) }
 ]
 
 /** A GET's target: its path with ids, and a query of nested-looking names and values (none of them declared). */
