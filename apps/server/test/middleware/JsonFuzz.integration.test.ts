@@ -336,7 +336,12 @@ const routes: ReadonlyArray<Route> = [
     statuses: [200, 400, 404, 429],
     request: () => ({ path: "" })
   },
-  { method: "GET", contract: "/get-test-run/:test_case_job_id", statuses: [200, 400, 404, 429], request: () => ({ path: "" }) }
+  {
+    method: "GET",
+    contract: "/get-test-run/:test_case_job_id",
+    statuses: [200, 400, 404, 429],
+    request: () => ({ path: "" })
+  }
 ]
 
 /** A GET's target: its path with ids, and a query of nested-looking names and values (none of them declared). */
