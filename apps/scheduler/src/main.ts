@@ -2,7 +2,7 @@
 import { Logging, Main } from "@svc/runtime"
 import { Database } from "@svc/store"
 import { Layer } from "effect"
-import * as Scheduler from "./Scheduler.ts"
+import * as Scheduler from "./runtime/Scheduler.ts"
 
 Main.launch(
   "svc-scheduler",

@@ -2,7 +2,7 @@
 import { Logging, Main } from "@svc/runtime"
 import { Database } from "@svc/store"
 import { Layer } from "effect"
-import * as Server from "./Server.ts"
+import * as Server from "./runtime/Server.ts"
 
 Main.launch(
   "svc-server",

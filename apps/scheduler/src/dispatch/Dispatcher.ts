@@ -46,11 +46,11 @@ import {
 import * as DispatchWakeups from "@svc/store/dispatch/DispatchWakeups.ts"
 import { defaultEffective, type EffectivePolicy } from "@svc/store/policies/CallingPolicyRepo.ts"
 import { Cause, Clock, Context, Effect, FiberSet, Latch, Layer, Option, Queue, Semaphore } from "effect"
-import { DatabaseHealth } from "./DatabaseHealth.ts"
+import { DatabaseHealth } from "../runtime/DatabaseHealth.ts"
+import type { SchedulerSettings } from "../runtime/SchedulerConfig.ts"
+import * as SchedulerMetrics from "../runtime/SchedulerMetrics.ts"
+import * as WorkerIdentity from "../runtime/WorkerIdentity.ts"
 import * as Reconciler from "./Reconciler.ts"
-import type { SchedulerSettings } from "./SchedulerConfig.ts"
-import * as SchedulerMetrics from "./SchedulerMetrics.ts"
-import * as WorkerIdentity from "./WorkerIdentity.ts"
 
 /** @category models */
 export interface TickReport {

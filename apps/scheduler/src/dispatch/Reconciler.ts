@@ -14,8 +14,8 @@ import { type CallLookup, Dialer, type DialerUnavailable } from "@svc/domain/por
 import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/calls/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Effect, Exit, Option } from "effect"
-import type { SchedulerSettings } from "./SchedulerConfig.ts"
-import * as SchedulerMetrics from "./SchedulerMetrics.ts"
+import type { SchedulerSettings } from "../runtime/SchedulerConfig.ts"
+import * as SchedulerMetrics from "../runtime/SchedulerMetrics.ts"
 
 /** @category models */
 export interface ReconcileReport {

@@ -11,9 +11,9 @@
  */
 import { SchedulerCronRepo } from "@svc/store/backfill/SchedulerCronRepo.ts"
 import { Clock, Cron, Effect } from "effect"
-import * as Retrying from "../Retrying.ts"
-import type { SchedulerSettings } from "../SchedulerConfig.ts"
-import * as SchedulerMetrics from "../SchedulerMetrics.ts"
+import * as Retrying from "../runtime/Retrying.ts"
+import type { SchedulerSettings } from "../runtime/SchedulerConfig.ts"
+import * as SchedulerMetrics from "../runtime/SchedulerMetrics.ts"
 
 /**
  * Runs the tick at `tickAt` if no other worker did; returns whether this worker ran it.

@@ -5,9 +5,9 @@
  */
 import { BackfillRunnerRepo, type RunningBackfill } from "@svc/store/backfill/BackfillRunnerRepo.ts"
 import { Clock, Context, Effect, Layer, Option, Queue } from "effect"
-import { DatabaseHealth } from "../DatabaseHealth.ts"
-import type { SchedulerSettings } from "../SchedulerConfig.ts"
-import * as SchedulerMetrics from "../SchedulerMetrics.ts"
+import { DatabaseHealth } from "../runtime/DatabaseHealth.ts"
+import type { SchedulerSettings } from "../runtime/SchedulerConfig.ts"
+import * as SchedulerMetrics from "../runtime/SchedulerMetrics.ts"
 
 /** @category models */
 export interface RunReport {

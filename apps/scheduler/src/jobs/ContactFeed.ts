@@ -6,7 +6,7 @@
  */
 import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
 import { Clock, Effect } from "effect"
-import * as Retrying from "../Retrying.ts"
+import * as Retrying from "../runtime/Retrying.ts"
 
 /** Calls applied per statement. */
 export const FEED_CHUNK = 2_000

@@ -10,7 +10,7 @@
  */
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { Effect } from "effect"
-import { DatabaseHealth } from "../DatabaseHealth.ts"
+import { DatabaseHealth } from "../runtime/DatabaseHealth.ts"
 
 /** The pause between sweeps: the keyless retry window (10 minutes), the shortest lifetime swept. */
 export const SWEEP_EVERY_MS = 600_000

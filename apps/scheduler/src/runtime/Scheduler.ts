@@ -17,25 +17,26 @@ import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { type Config, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { CarrierPacer } from "./carrier/CarrierPacer.ts"
-import * as CarrierPacerLive from "./carrier/CarrierPacerLive.ts"
-import * as CarrierPacingConfig from "./carrier/CarrierPacingConfig.ts"
-import * as CarrierPacingMetrics from "./carrier/CarrierPacingMetrics.ts"
+import * as BatchTestWorker from "../batchTests/BatchTestWorker.ts"
+import type { CarrierPacer } from "../carriers/pacing/CarrierPacer.ts"
+import * as CarrierPacerLive from "../carriers/pacing/CarrierPacerLive.ts"
+import * as CarrierPacingConfig from "../carriers/pacing/CarrierPacingConfig.ts"
+import * as CarrierPacingMetrics from "../carriers/pacing/CarrierPacingMetrics.ts"
+import * as SimulatedDialer from "../carriers/simulated/SimulatedDialer.ts"
+import * as TwilioConfig from "../carriers/twilio/TwilioConfig.ts"
+import * as TwilioDialer from "../carriers/twilio/TwilioDialer.ts"
+import { Dispatcher } from "../dispatch/Dispatcher.ts"
+import * as BackfillCron from "../jobs/BackfillCron.ts"
+import { BackfillRunner } from "../jobs/BackfillRunner.ts"
+import * as ContactFeed from "../jobs/ContactFeed.ts"
+import * as IdempotencySweep from "../jobs/IdempotencySweep.ts"
+import * as WebhookConfig from "../webhooks/WebhookConfig.ts"
+import * as WebhookHousekeeping from "../webhooks/WebhookHousekeeping.ts"
+import * as WebhookMetrics from "../webhooks/WebhookMetrics.ts"
+import * as WebhookWorker from "../webhooks/WebhookWorker.ts"
 import { DatabaseHealth } from "./DatabaseHealth.ts"
-import { Dispatcher } from "./Dispatcher.ts"
-import * as BackfillCron from "./jobs/BackfillCron.ts"
-import { BackfillRunner } from "./jobs/BackfillRunner.ts"
-import * as ContactFeed from "./jobs/ContactFeed.ts"
-import * as IdempotencySweep from "./jobs/IdempotencySweep.ts"
 import * as SchedulerConfig from "./SchedulerConfig.ts"
 import * as SchedulerMetrics from "./SchedulerMetrics.ts"
-import * as SimulatedDialer from "./SimulatedDialer.ts"
-import * as TwilioConfig from "./twilio/TwilioConfig.ts"
-import * as TwilioDialer from "./twilio/TwilioDialer.ts"
-import * as WebhookConfig from "./webhooks/WebhookConfig.ts"
-import * as WebhookHousekeeping from "./webhooks/WebhookHousekeeping.ts"
-import * as WebhookMetrics from "./webhooks/WebhookMetrics.ts"
-import * as WebhookWorker from "./webhooks/WebhookWorker.ts"
 
 /** The repositories the worker uses, on the application's `SqlClient`. */
 const Repos = Layer.mergeAll(
@@ -67,6 +68,8 @@ export const layerWith = (
       yield* Effect.forkScoped(WebhookHousekeeping.loop(webhooks))
       // create-batch-call's expired idempotency records deleted (they are ignored once expired, never removed before)
       yield* Effect.forkScoped(IdempotencySweep.loop())
+      // batch tests (issue 32): test runs against customers' custom-LLM servers
+      yield* Effect.forkScoped(BatchTestWorker.loopFromEnv(settings.workerId))
       if (Option.isNone(settings.backfillCron)) return
       const runner = yield* BackfillRunner
       yield* Effect.forkScoped(BackfillCron.loop(settings, settings.backfillCron.value, runner.wake))

@@ -10,7 +10,7 @@
  */
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Clock, Effect } from "effect"
-import { DatabaseHealth } from "../DatabaseHealth.ts"
+import { DatabaseHealth } from "../runtime/DatabaseHealth.ts"
 import type { WebhookSettings } from "./WebhookConfig.ts"
 
 /** Rows deleted per statement. */

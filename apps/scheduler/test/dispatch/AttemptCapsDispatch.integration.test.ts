@@ -2,10 +2,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { Dispatcher } from "../src/Dispatcher.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import * as SimulatedDialer from "../src/SimulatedDialer.ts"
-import { batchRow, createBatch, dialerSettings, isolated, seedOrg, taskStates } from "./fixtures/Fixtures.ts"
+import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
+import { Dispatcher } from "../../src/dispatch/Dispatcher.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import { batchRow, createBatch, dialerSettings, isolated, seedOrg, taskStates } from "../fixtures/Fixtures.ts"
 
 // Attempt caps in dispatch (issue 15 item 4, decision 0624): a Florida number is dialled at most 3 times in a
 // rolling 24 h by an org, across its batches; the 4th attempt waits, with its reason, until exactly 24 h after the

@@ -6,10 +6,10 @@ import { ATTEMPTS_KEPT_MS } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { ATTEMPTS_SWEEP_EVERY_MS, Dispatcher } from "../src/Dispatcher.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import * as SimulatedDialer from "../src/SimulatedDialer.ts"
-import { dialerSettings, isolated, seedOrg } from "./fixtures/Fixtures.ts"
+import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
+import { ATTEMPTS_SWEEP_EVERY_MS, Dispatcher } from "../../src/dispatch/Dispatcher.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import { dialerSettings, isolated, seedOrg } from "../fixtures/Fixtures.ts"
 
 const scenario = <A, E, R>(body: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {

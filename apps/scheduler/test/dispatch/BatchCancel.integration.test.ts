@@ -8,10 +8,10 @@ import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { Dispatcher } from "../src/Dispatcher.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import * as SimulatedDialer from "../src/SimulatedDialer.ts"
-import { batchRow, createBatch, dialerSettings, isolated, seedOrg, stateCounts } from "./fixtures/Fixtures.ts"
+import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
+import { Dispatcher } from "../../src/dispatch/Dispatcher.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import { batchRow, createBatch, dialerSettings, isolated, seedOrg, stateCounts } from "../fixtures/Fixtures.ts"
 
 const scenario = <A, E, R>(body: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {

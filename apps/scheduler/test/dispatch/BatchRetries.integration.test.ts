@@ -5,10 +5,10 @@ import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/Schedul
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { Dispatcher } from "../src/Dispatcher.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import * as SimulatedDialer from "../src/SimulatedDialer.ts"
-import { batchRow, createBatch, dialerSettings, isolated, seedOrg } from "./fixtures/Fixtures.ts"
+import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
+import { Dispatcher } from "../../src/dispatch/Dispatcher.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import { batchRow, createBatch, dialerSettings, isolated, seedOrg } from "../fixtures/Fixtures.ts"
 
 // Batch retry policies (issue 15 item 4, decision 0625): a call whose outcome the batch retries puts its task back
 // to pending, due min_spacing_ms after the call ended, in the statement that records the call; each attempt is a

@@ -6,10 +6,10 @@ import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/Schedul
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { Dispatcher } from "../src/Dispatcher.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import * as SimulatedDialer from "../src/SimulatedDialer.ts"
-import { createBatch, dialerSettings, isolated, seedOrg } from "./fixtures/Fixtures.ts"
+import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
+import { Dispatcher } from "../../src/dispatch/Dispatcher.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import { createBatch, dialerSettings, isolated, seedOrg } from "../fixtures/Fixtures.ts"
 
 // The end-to-end test of issue 15 ("Correctness"): one batch with numbers in Hawaii, Arizona, Chicago, New York,
 // Florida and Saskatchewan, a clock pinned across a day and more (TestClock, the dispatcher with the simulated

@@ -8,11 +8,11 @@ import { SqlClient, SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { spawnSync } from "node:child_process"
 import * as os from "node:os"
-import { Dispatcher } from "../src/Dispatcher.ts"
-import * as ContactFeed from "../src/jobs/ContactFeed.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import * as SimulatedDialer from "../src/SimulatedDialer.ts"
-import * as WorkerIdentity from "../src/WorkerIdentity.ts"
+import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
+import { Dispatcher } from "../../src/dispatch/Dispatcher.ts"
+import * as ContactFeed from "../../src/jobs/ContactFeed.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import * as WorkerIdentity from "../../src/runtime/WorkerIdentity.ts"
 import {
   addContact,
   batchRow,
@@ -24,8 +24,8 @@ import {
   seedOrg,
   stateCounts,
   taskStates
-} from "./fixtures/Fixtures.ts"
-import { waitUntil } from "./fixtures/Waiting.ts"
+} from "../fixtures/Fixtures.ts"
+import { waitUntil } from "../fixtures/Waiting.ts"
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE

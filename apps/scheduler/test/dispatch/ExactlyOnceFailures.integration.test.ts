@@ -8,11 +8,11 @@ import { type CallEnded, type CallLookup, Dialer, DialerUnavailable } from "@svc
 import { Effect, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { Dispatcher } from "../src/Dispatcher.ts"
-import { LOOKUP_TIMEOUT_MS } from "../src/Reconciler.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import { batchRow, createBatch, isolated, seedOrg, stateCounts } from "./fixtures/Fixtures.ts"
-import { makeSleepWatch, waitUntil } from "./fixtures/Waiting.ts"
+import { Dispatcher } from "../../src/dispatch/Dispatcher.ts"
+import { LOOKUP_TIMEOUT_MS } from "../../src/dispatch/Reconciler.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import { batchRow, createBatch, isolated, seedOrg, stateCounts } from "../fixtures/Fixtures.ts"
+import { makeSleepWatch, waitUntil } from "../fixtures/Waiting.ts"
 
 type LookupMode = "fails" | "hangs" | "none" | "ended"
 

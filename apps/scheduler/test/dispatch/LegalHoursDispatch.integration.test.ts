@@ -7,10 +7,10 @@ import { CallingPolicyRepo } from "@svc/store/policies/CallingPolicyRepo.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { Dispatcher } from "../src/Dispatcher.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import * as SimulatedDialer from "../src/SimulatedDialer.ts"
-import { batchRow, createBatch, dialerSettings, isolated, seedOrg, taskStates } from "./fixtures/Fixtures.ts"
+import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
+import { Dispatcher } from "../../src/dispatch/Dispatcher.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import { batchRow, createBatch, dialerSettings, isolated, seedOrg, taskStates } from "../fixtures/Fixtures.ts"
 
 // Legal hours in dispatch (issue 15 item 3, decision 0623): the issue's end-to-end cast, one batch with numbers in
 // Hawaii, Arizona, Chicago, New York, Florida and Saskatchewan (and one London number, which has no legal hours in

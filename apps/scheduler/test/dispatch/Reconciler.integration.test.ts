@@ -6,12 +6,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { Dispatcher } from "../src/Dispatcher.ts"
-import * as Reconciler from "../src/Reconciler.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import { batchRow, createBatch, isolated, seedOrg, taskStates } from "./fixtures/Fixtures.ts"
-import * as ScriptedDialer from "./fixtures/ScriptedDialer.ts"
-import { makeSleepWatch, waitUntil } from "./fixtures/Waiting.ts"
+import { Dispatcher } from "../../src/dispatch/Dispatcher.ts"
+import * as Reconciler from "../../src/dispatch/Reconciler.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import { batchRow, createBatch, isolated, seedOrg, taskStates } from "../fixtures/Fixtures.ts"
+import * as ScriptedDialer from "../fixtures/ScriptedDialer.ts"
+import { makeSleepWatch, waitUntil } from "../fixtures/Waiting.ts"
 
 const T0 = Date.UTC(2026, 4, 4, 15, 0)
 const RECHECK_MS = 5_000

@@ -5,10 +5,10 @@ import { BackfillRunnerRepo } from "@svc/store/backfill/BackfillRunnerRepo.ts"
 import { Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import * as BackfillCron from "../src/jobs/BackfillCron.ts"
-import { BackfillRunner } from "../src/jobs/BackfillRunner.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import { addContact, customFieldsOf, freshNumber, insertCall, isolated, seedOrg } from "./fixtures/Fixtures.ts"
+import * as BackfillCron from "../../src/jobs/BackfillCron.ts"
+import { BackfillRunner } from "../../src/jobs/BackfillRunner.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import { addContact, customFieldsOf, freshNumber, insertCall, isolated, seedOrg } from "../fixtures/Fixtures.ts"
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0)
 const decodeRequest = Schema.decodeUnknownSync(BackfillContactAnalysisDataRequest)

@@ -8,8 +8,8 @@ import { BatchCallsRepo, IDEMPOTENCY_KEY_TTL_MS, RETRY_WINDOW_MS } from "@svc/st
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { DatabaseHealth } from "../../src/DatabaseHealth.ts"
 import * as IdempotencySweep from "../../src/jobs/IdempotencySweep.ts"
+import { DatabaseHealth } from "../../src/runtime/DatabaseHealth.ts"
 import { freshNumber, FROM, isolated, seedOrg } from "../fixtures/Fixtures.ts"
 import { waitUntil } from "../fixtures/Waiting.ts"
 

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Fiber, Logger, References } from "effect"
 import { SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"
-import * as DatabaseHealth from "../src/DatabaseHealth.ts"
+import * as DatabaseHealth from "../../src/runtime/DatabaseHealth.ts"
 
 const refused = () =>
   new SqlError.SqlError({

@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Logger } from "effect"
 import { SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { DatabaseHealth } from "../src/DatabaseHealth.ts"
-import * as Retrying from "../src/Retrying.ts"
+import { DatabaseHealth } from "../../src/runtime/DatabaseHealth.ts"
+import * as Retrying from "../../src/runtime/Retrying.ts"
 
 const capture = (lines: Array<string>) => Logger.layer([Logger.make(({ message }) => lines.push(String(message)))])
 

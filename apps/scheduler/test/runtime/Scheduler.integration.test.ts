@@ -1,12 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Metric, Option } from "effect"
 import { PrometheusMetrics } from "effect/observability"
-import * as Scheduler from "../src/Scheduler.ts"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import * as SchedulerMetrics from "../src/SchedulerMetrics.ts"
-import * as SimulatedDialer from "../src/SimulatedDialer.ts"
-import { batchRow, createBatch, dialerSettings, seedOrg, StoreLayer } from "./fixtures/Fixtures.ts"
-import { waitUntil } from "./fixtures/Waiting.ts"
+import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
+import * as Scheduler from "../../src/runtime/Scheduler.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
+import * as SchedulerMetrics from "../../src/runtime/SchedulerMetrics.ts"
+import { batchRow, createBatch, dialerSettings, seedOrg, StoreLayer } from "../fixtures/Fixtures.ts"
+import { waitUntil } from "../fixtures/Waiting.ts"
 
 describe("Scheduler", () => {
   it.live("exports every metric series from start-up, before anything happened", () =>

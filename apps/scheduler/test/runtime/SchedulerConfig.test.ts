@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
+import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
 
 describe("SchedulerConfig", () => {
   it("parses outcome weights, missing outcomes weighing 0", () => {

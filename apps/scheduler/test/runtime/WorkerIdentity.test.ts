@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as os from "node:os"
-import * as WorkerIdentity from "../src/WorkerIdentity.ts"
+import * as WorkerIdentity from "../../src/runtime/WorkerIdentity.ts"
 
 const token = WorkerIdentity.namespaceToken()
 const idFor = (pid: number, ns = token) => `${os.hostname()}:${pid}:abc123@${ns}`

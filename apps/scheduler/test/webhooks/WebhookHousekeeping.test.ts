@@ -5,7 +5,7 @@ import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Effect, Fiber, Layer, Logger } from "effect"
 import { SqlError } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { DatabaseHealth } from "../../src/DatabaseHealth.ts"
+import { DatabaseHealth } from "../../src/runtime/DatabaseHealth.ts"
 import * as WebhookHousekeeping from "../../src/webhooks/WebhookHousekeeping.ts"
 
 const refused = () =>

@@ -18,15 +18,15 @@ import { maxJsonDepth } from "@svc/domain/models/JsonLimits.ts"
 import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
 import { CHUNK_TASKS, type CreateBatchCallHead, type CreateBatchCallSource } from "@svc/store/batches/BatchCallsRepo.ts"
 import { Data, Effect, Result, Schema, SchemaIssue, Stream } from "effect"
-import type { BodyBudget } from "../http/BodyBudget.ts"
+import type { BodyBudget } from "../middleware/BodyBudget.ts"
 import {
   type BodyLimit,
   MISSING_CONTENT_TYPE,
   RequestBodyBudgetExhausted,
   RequestBodyTooLarge
-} from "../http/BodyLimits.ts"
-import * as BodyText from "../http/BodyText.ts"
-import { StreamingJsonObject } from "../http/StreamingJsonObject.ts"
+} from "../middleware/BodyLimits.ts"
+import * as BodyText from "../middleware/BodyText.ts"
+import { StreamingJsonObject } from "./StreamingJsonObject.ts"
 
 const MiB = 1024 * 1024
 

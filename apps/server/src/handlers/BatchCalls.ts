@@ -16,8 +16,8 @@ import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { Config, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
-import { BodyBudget } from "../http/BodyBudget.ts"
-import { CurrentRequestBody, mediaType } from "../http/BodyLimits.ts"
+import { BodyBudget } from "../middleware/BodyBudget.ts"
+import { CurrentRequestBody, mediaType } from "../middleware/BodyLimits.ts"
 import * as BatchCallBody from "./BatchCallBody.ts"
 
 /** Maximum tasks per batch (design: configurable, default 100,000). */

@@ -12,7 +12,7 @@ import * as SqlErrorMessage from "@svc/store/db/SqlErrorMessage.ts"
 import { Cause, Clock, Duration, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { DatabaseAvailability, RETRY_AFTER_SECONDS } from "./http/DatabaseAvailability.ts"
+import { DatabaseAvailability, RETRY_AFTER_SECONDS } from "../middleware/DatabaseAvailability.ts"
 
 const READY_TIMEOUT = Duration.seconds(2)
 

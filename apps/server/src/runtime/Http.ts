@@ -7,7 +7,7 @@ import { Api } from "@svc/api/Api.ts"
 import { BackfillRepo } from "@svc/store/backfill/BackfillRepo.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
-import { BatchTestsRepo } from "@svc/store/BatchTestsRepo.ts"
+import { BatchTestsRepo, TestCaseDefinitionsRepo, TestRunsRepo } from "@svc/store/batchTests/index.ts"
 import { CallsApiRepo } from "@svc/store/calls/CallsApiRepo.ts"
 import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
@@ -15,24 +15,25 @@ import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
 import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
-import * as Backfill from "./handlers/Backfill.ts"
-import * as BatchCalls from "./handlers/BatchCalls.ts"
-import * as BatchProgress from "./handlers/BatchProgress.ts"
-import * as BatchTests from "./handlers/BatchTests.ts"
-import * as Calls from "./handlers/Calls.ts"
-import * as Contacts from "./handlers/Contacts.ts"
-import * as Health from "./Health.ts"
-import * as Admission from "./http/Admission.ts"
-import * as Authorization from "./http/Authorization.ts"
-import { BodyBudget } from "./http/BodyBudget.ts"
-import * as BodyLimits from "./http/BodyLimits.ts"
-import { DatabaseAvailability } from "./http/DatabaseAvailability.ts"
-import * as DeprecationHeaders from "./http/DeprecationHeaders.ts"
-import * as ErrorResponses from "./http/ErrorResponses.ts"
-import * as InputRules from "./http/InputRules.ts"
-import * as Observability from "./http/Observability.ts"
-import { RateLimitWindows } from "./http/RateLimitWindows.ts"
-import * as TwilioStatusCallback from "./http/TwilioStatusCallback.ts"
+import * as TwilioStatusCallback from "../carriers/twilio/TwilioStatusCallback.ts"
+import * as Backfill from "../handlers/Backfill.ts"
+import * as BatchCalls from "../handlers/BatchCalls.ts"
+import * as BatchProgress from "../handlers/BatchProgress.ts"
+import * as BatchTests from "../handlers/batchTests/BatchTests.ts"
+import * as TestCases from "../handlers/batchTests/TestCases.ts"
+import * as Calls from "../handlers/Calls.ts"
+import * as Contacts from "../handlers/Contacts.ts"
+import * as Health from "../handlers/Health.ts"
+import * as Admission from "../middleware/Admission.ts"
+import * as Authorization from "../middleware/Authorization.ts"
+import { BodyBudget } from "../middleware/BodyBudget.ts"
+import * as BodyLimits from "../middleware/BodyLimits.ts"
+import { DatabaseAvailability } from "../middleware/DatabaseAvailability.ts"
+import * as DeprecationHeaders from "../middleware/DeprecationHeaders.ts"
+import * as ErrorResponses from "../middleware/ErrorResponses.ts"
+import * as InputRules from "../middleware/InputRules.ts"
+import * as Observability from "../middleware/Observability.ts"
+import { RateLimitWindows } from "../middleware/RateLimitWindows.ts"
 
 const Repositories = Layer.mergeAll(
   ApiKeys.layer,
@@ -40,6 +41,8 @@ const Repositories = Layer.mergeAll(
   BatchCallsRepo.layer,
   BatchProgressRepo.layer,
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
+  TestCaseDefinitionsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
+  TestRunsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   RateLimitWindows.layer,
   CallsApiRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
@@ -49,7 +52,15 @@ const Repositories = Layer.mergeAll(
 )
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([Contacts.layer, Backfill.layer, BatchCalls.layer, BatchProgress.layer, BatchTests.layer, Calls.layer]),
+  Layer.provide([
+    Contacts.layer,
+    Backfill.layer,
+    BatchCalls.layer,
+    BatchProgress.layer,
+    BatchTests.layer,
+    Calls.layer,
+    TestCases.layer
+  ]),
   Layer.provide([Authorization.layer, InputRules.layer])
 )
 

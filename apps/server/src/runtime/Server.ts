@@ -8,9 +8,9 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { type Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import type { SqlClient } from "effect/sql"
+import * as ClientErrors from "../middleware/ClientErrors.ts"
 import { createServer } from "./HeldServer.ts"
 import * as Http from "./Http.ts"
-import * as ClientErrors from "./http/ClientErrors.ts"
 import { ServerConfig } from "./ServerConfig.ts"
 
 /**

@@ -9,7 +9,7 @@ import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Importer } from "../src/admin/Import.ts"
+import { Importer } from "../../src/admin/Import.ts"
 
 const TestLayer = Importer.layer.pipe(Layer.provideMerge(TestDatabase.layer))
 

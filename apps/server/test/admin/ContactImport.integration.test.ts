@@ -13,8 +13,8 @@ import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Importer } from "../src/admin/Import.ts"
-import * as Progress from "../src/admin/Progress.ts"
+import { Importer } from "../../src/admin/Import.ts"
+import * as Progress from "../../src/admin/Progress.ts"
 
 const Keys = Layer.succeed(CursorKeys, makeCursorCodec({ secret: "contact import test secret, 32 bytes" }))
 const TestLayer = Layer.mergeAll(Importer.layer, ContactsRepo.layer.pipe(Layer.provide(Keys))).pipe(

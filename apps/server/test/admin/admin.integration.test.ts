@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
-const admin = path.resolve(import.meta.dirname, "..", "src", "admin.ts")
+const admin = path.resolve(import.meta.dirname, "..", "..", "src", "admin.ts")
 
 const databaseUrl = Effect.runPromise(Effect.gen(function*() {
   const url = yield* TestDatabase.adminUrl

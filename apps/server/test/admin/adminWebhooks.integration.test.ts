@@ -7,7 +7,7 @@ import { Effect, Redacted } from "effect"
 import { spawnSync } from "node:child_process"
 import * as path from "node:path"
 
-const admin = path.resolve(import.meta.dirname, "..", "src", "admin.ts")
+const admin = path.resolve(import.meta.dirname, "..", "..", "src", "admin.ts")
 
 const databaseUrl = Effect.runPromise(Effect.gen(function*() {
   const url = yield* TestDatabase.adminUrl

@@ -8,8 +8,8 @@ import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
 import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
 import { Effect, Exit, Result, Schema, Stream } from "effect"
-import * as BatchCallBody from "../src/handlers/BatchCallBody.ts"
-import { BodyBudget } from "../src/http/BodyBudget.ts"
+import * as BatchCallBody from "../../src/handlers/BatchCallBody.ts"
+import { BodyBudget } from "../../src/middleware/BodyBudget.ts"
 
 /** mulberry32: small, fast, deterministic. */
 const prng = (seed: number) => () => {

@@ -6,7 +6,7 @@ import { listCallsJson } from "@svc/domain/models/CallJson.ts"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import Retell from "retell-sdk"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 let server: TestServer.TestServer
 let a: { orgId: string; key: string }

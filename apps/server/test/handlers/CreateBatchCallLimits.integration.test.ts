@@ -7,7 +7,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 const MAX_TASKS = 3
 

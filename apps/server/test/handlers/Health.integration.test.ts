@@ -6,8 +6,8 @@ import { HttpRouter, HttpServer } from "effect/http"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Health from "../src/Health.ts"
-import { DatabaseAvailability } from "../src/http/DatabaseAvailability.ts"
+import * as Health from "../../src/handlers/Health.ts"
+import { DatabaseAvailability } from "../../src/middleware/DatabaseAvailability.ts"
 
 /** A fetch-style handler over the routes with `database` as their SqlClient: no socket. */
 const handlerWith = (database: Layer.Layer<Layer.Success<typeof TestDatabase.layer>, unknown>) =>

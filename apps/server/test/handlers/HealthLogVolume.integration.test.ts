@@ -10,8 +10,8 @@ import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Health from "../src/Health.ts"
-import { DatabaseAvailability } from "../src/http/DatabaseAvailability.ts"
+import * as Health from "../../src/handlers/Health.ts"
+import { DatabaseAvailability } from "../../src/middleware/DatabaseAvailability.ts"
 
 describe("readiness failures in the log", () => {
   it.effect("the first failure is logged, then at most one line a minute, counting the failures in between", () =>

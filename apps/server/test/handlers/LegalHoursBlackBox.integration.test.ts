@@ -11,7 +11,7 @@ import * as Oracle from "@svc/domain/test-support/compliance/LegalHoursOracle.ts
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 type Json = Record<string, unknown>
 

@@ -7,7 +7,7 @@ import { ListContactsBody, ListContactsResponse } from "@svc/domain/models/ListC
 import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
 import { Effect, Layer, Schema } from "effect"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 let server: TestServer.TestServer
 let org: { orgId: string; key: string }

@@ -2,7 +2,7 @@
 // broken, cut into chunks at random places, it accepts exactly what JSON.parse of the UTF-8 text accepts and finds
 // the same values; and it holds no more than its bounds.
 import { assert, describe, it } from "@effect/vitest"
-import { StreamingJsonObject } from "../src/http/StreamingJsonObject.ts"
+import { StreamingJsonObject } from "../../src/handlers/StreamingJsonObject.ts"
 
 /** mulberry32: small, fast, deterministic. */
 const prng = (seed: number) => () => {

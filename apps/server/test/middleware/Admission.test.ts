@@ -14,7 +14,7 @@ import {
   middleware,
   openFilesLimit,
   refusalMessage
-} from "../src/http/Admission.ts"
+} from "../../src/middleware/Admission.ts"
 
 describe("Admission gate", () => {
   it.effect("admits up to maxInFlight, queues up to maxQueued, refuses beyond at once", () =>

@@ -7,7 +7,7 @@ import { publicBaseUrl, statusCallbackUrl } from "@svc/domain/carrier/TwilioStat
 import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { Effect, Option, Result } from "effect"
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks.js"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 const TOKEN = "0123456789abcdef0123456789abcdef"
 const PUBLIC_URL = "https://svc.example.com"

@@ -2,7 +2,7 @@
 // silently stripped from search_query but rejected in other fields. One rule now, on every endpoint: a body is
 // valid UTF-8 and no string in it holds a NUL or an unpaired surrogate; a violation is a 400 naming the field.
 import { assert, describe, it } from "@effect/vitest"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 const RULE = "must not contain a NUL character (\\u0000) or an unpaired surrogate (\\ud800-\\udfff)"
 

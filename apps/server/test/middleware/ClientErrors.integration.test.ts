@@ -9,9 +9,9 @@ import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import * as net from "node:net"
-import * as Http from "../src/Http.ts"
-import * as ClientErrors from "../src/http/ClientErrors.ts"
-import * as Server from "../src/Server.ts"
+import * as ClientErrors from "../../src/middleware/ClientErrors.ts"
+import * as Http from "../../src/runtime/Http.ts"
+import * as Server from "../../src/runtime/Server.ts"
 
 let port: number
 let key: string

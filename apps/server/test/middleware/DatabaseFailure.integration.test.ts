@@ -3,7 +3,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 describe("unexpected failures", () => {
   it("answer 500 with a generic message and the request id, leaking nothing", async () => {

@@ -12,7 +12,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Http from "../src/Http.ts"
+import * as Http from "../../src/runtime/Http.ts"
 
 const postmasterPid = (dataDir: string) =>
   Number(fs.readFileSync(path.join(EmbeddedPostgres.layout(dataDir).pgdata, "postmaster.pid"), "utf8").split("\n")[0])

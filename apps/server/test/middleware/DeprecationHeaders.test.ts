@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Layer } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
-import * as DeprecationHeaders from "../src/http/DeprecationHeaders.ts"
+import * as DeprecationHeaders from "../../src/middleware/DeprecationHeaders.ts"
 
 const at = (iso: string) => Date.parse(iso)
 

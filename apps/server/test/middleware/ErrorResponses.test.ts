@@ -3,7 +3,7 @@
 // the replacement (issue 16, item 9), never the generic "no endpoint". Dates are pinned here; the
 // HTTP test in Errors.integration.test.ts walks every row of the schedule through the real server.
 import { assert, describe, it } from "@effect/vitest"
-import { notFoundMessage } from "../src/http/ErrorResponses.ts"
+import { notFoundMessage } from "../../src/middleware/ErrorResponses.ts"
 
 const at = (iso: string) => Date.parse(iso)
 

@@ -2,7 +2,7 @@
 // seed so a failure reproduces. Every answer must carry a status the spec lists for that endpoint
 // and, when it is an error, exactly the error shape; never a 500; the server keeps answering.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 const REQUESTS = 10_000
 

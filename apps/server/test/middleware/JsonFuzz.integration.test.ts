@@ -8,7 +8,7 @@ import { Api } from "@svc/api/Api.ts"
 import { Effect } from "effect"
 import { HttpApi } from "effect/http-api"
 import { SqlClient } from "effect/sql"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 const SEED = Number(process.env["SVC_FUZZ_SEED"] ?? 27_2027)
 const REQUESTS = 800

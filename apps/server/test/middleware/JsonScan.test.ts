@@ -4,8 +4,8 @@
 // the parsed value itself, on randomized JSON texts cut into randomized chunks (seeds 1-3000).
 import { assert, describe, it } from "@effect/vitest"
 import { firstJsonProblem } from "@svc/domain/models/JsonLimits.ts"
-import * as BodyText from "../src/http/BodyText.ts"
-import { StreamingJsonObject } from "../src/http/StreamingJsonObject.ts"
+import { StreamingJsonObject } from "../../src/handlers/StreamingJsonObject.ts"
+import * as BodyText from "../../src/middleware/BodyText.ts"
 
 const random = (seed: number) => {
   let state = seed >>> 0

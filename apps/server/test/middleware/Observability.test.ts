@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Layer, Logger, References } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
-import * as Observability from "../src/http/Observability.ts"
+import * as Observability from "../../src/middleware/Observability.ts"
 
 interface Line {
   readonly level: string

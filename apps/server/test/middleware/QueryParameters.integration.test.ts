@@ -6,7 +6,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Api } from "@svc/api/Api.ts"
 import { HttpApi } from "effect/http-api"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 let server: TestServer.TestServer
 

@@ -1,8 +1,8 @@
 // The per-key rate limit in this process's memory, on a pinned clock: one fixed window's count and
 // reset, the 429 and its Retry-After, and the next window (support/RateLimitScenario.ts).
 import { afterAll, beforeAll, describe, it } from "@effect/vitest"
-import { fixedWindowOfThreePerMinute } from "./support/RateLimitScenario.ts"
-import * as TestServer from "./support/TestServer.ts"
+import { fixedWindowOfThreePerMinute } from "../support/RateLimitScenario.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 let server: TestServer.TestServer
 

@@ -5,8 +5,8 @@ import { type Clock, Duration, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as net from "node:net"
-import { fixedWindowOfThreePerMinute } from "./support/RateLimitScenario.ts"
-import * as TestServer from "./support/TestServer.ts"
+import { fixedWindowOfThreePerMinute } from "../support/RateLimitScenario.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 const REDIS = process.env["SVC_REDIS_SERVER"] ?? "/usr/bin/redis-server"
 

@@ -5,7 +5,7 @@
 // schedule says of it, instead of a bare "no endpoint" (POST /v2/create-web-call answered that).
 import { assert, describe, it } from "@effect/vitest"
 import { endpointRules } from "@svc/domain/Deprecation/Endpoints.ts"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 const ID_ROUTES = [
   ["GET", "/get-contact/", "contact_id"],

@@ -8,7 +8,7 @@ import { ApiKeys, hashKey } from "@svc/store/orgs/ApiKeys.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import * as TestServer from "./support/TestServer.ts"
+import * as TestServer from "../support/TestServer.ts"
 
 const T0 = Date.parse("2026-12-01T10:00:00Z")
 const CACHED_MS = 30_000

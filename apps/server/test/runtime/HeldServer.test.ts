@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type * as http from "node:http"
 import type * as net from "node:net"
-import { createServer } from "../src/HeldServer.ts"
+import { createServer } from "../../src/runtime/HeldServer.ts"
 
 const listen = (server: http.Server) =>
   new Promise<number>((resolve) =>

@@ -1,7 +1,7 @@
 // Issue 27 ("Also seen"): the start-up line said `http://localhost:<port>` whatever `HOST` was. It names the
 // address the server listens on (ServerConfig: `HOST`, default all interfaces).
 import { assert, describe, it } from "@effect/vitest"
-import { listeningOn } from "../src/Server.ts"
+import { listeningOn } from "../../src/runtime/Server.ts"
 
 describe("the start-up line's address", () => {
   it("names HOST when it is one address, IPv6 literals in brackets (RFC 3986, section 3.2.2)", () => {

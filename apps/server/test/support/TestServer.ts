@@ -12,7 +12,7 @@ import { Clock, ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effe
 import { HttpRouter, HttpServer } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import * as http from "node:http"
-import * as Http from "../../src/Http.ts"
+import * as Http from "../../src/runtime/Http.ts"
 
 export interface Response {
   readonly status: number

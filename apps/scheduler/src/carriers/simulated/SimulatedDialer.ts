@@ -23,7 +23,7 @@ import {
 import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
 import { Clock, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { OutcomeWeights, SimulatedDialerSettings } from "./SchedulerConfig.ts"
+import type { OutcomeWeights, SimulatedDialerSettings } from "../../runtime/SchedulerConfig.ts"
 
 /** mulberry32: a small, well-mixed PRNG over a 32-bit state; numbers in [0, 1). */
 const prng = (seed: number) => {

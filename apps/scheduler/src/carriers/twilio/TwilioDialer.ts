@@ -32,7 +32,7 @@ import {
 import { CHANNEL, type TwilioCallRecord, TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { Clock, Deferred, Effect, Layer, Option, Queue, Random } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
-import { CarrierPacer } from "../carrier/CarrierPacer.ts"
+import { CarrierPacer } from "../pacing/CarrierPacer.ts"
 import { type TwilioCall, TwilioClient, type TwilioRequestError } from "./TwilioClient.ts"
 import type { TwilioSettings } from "./TwilioConfig.ts"
 import { callTwiml } from "./TwiML.ts"

@@ -6,8 +6,8 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import type { ChildProcess } from "node:child_process"
 import { execFileSync } from "node:child_process"
-import { CarrierPacer } from "../../src/carrier/CarrierPacer.ts"
-import * as CarrierPacerLive from "../../src/carrier/CarrierPacerLive.ts"
+import { CarrierPacer } from "../../../src/carriers/pacing/CarrierPacer.ts"
+import * as CarrierPacerLive from "../../../src/carriers/pacing/CarrierPacerLive.ts"
 import { freshDatabase, startRedis, stopRedis } from "./Workers.ts"
 
 let redis: ChildProcess

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Option } from "effect"
-import * as CarrierPacingConfig from "../../src/carrier/CarrierPacingConfig.ts"
+import * as CarrierPacingConfig from "../../../src/carriers/pacing/CarrierPacingConfig.ts"
 
 const load = (env: Record<string, string>) =>
   CarrierPacingConfig.load.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))

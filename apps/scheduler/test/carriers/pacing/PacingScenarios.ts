@@ -6,10 +6,10 @@
 import { assert } from "@effect/vitest"
 import { Clock, Effect, Fiber, Metric } from "effect"
 import { TestClock } from "effect/testing"
-import * as CarrierPacingConfig from "../../src/carrier/CarrierPacingConfig.ts"
-import * as CarrierPacingMetrics from "../../src/carrier/CarrierPacingMetrics.ts"
-import type { SlotPacer, SlotStore } from "../../src/carrier/SlotPacer.ts"
-import { waitUntil } from "../fixtures/Waiting.ts"
+import * as CarrierPacingConfig from "../../../src/carriers/pacing/CarrierPacingConfig.ts"
+import * as CarrierPacingMetrics from "../../../src/carriers/pacing/CarrierPacingMetrics.ts"
+import type { SlotPacer, SlotStore } from "../../../src/carriers/pacing/SlotPacer.ts"
+import { waitUntil } from "../../fixtures/Waiting.ts"
 import { countedSleeps, doneOrTimingOut, settle } from "./StoreWatch.ts"
 
 export type Workers = readonly [SlotPacer, SlotPacer]

@@ -10,8 +10,8 @@
  * every live acquirer is one of the sleepers, however long the machine takes.
  */
 import { Clock, Context, Effect, type Fiber } from "effect"
-import type { SlotStore } from "../../src/carrier/SlotPacer.ts"
-import { liveSleep, waitUntil } from "../fixtures/Waiting.ts"
+import type { SlotStore } from "../../../src/carriers/pacing/SlotPacer.ts"
+import { liveSleep, waitUntil } from "../../fixtures/Waiting.ts"
 
 // Counts over every watched store and counted clock of the test file (its tests run one at a time).
 let inFlight = 0

@@ -3,8 +3,8 @@ import { Dialer, type DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
 import { Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
-import * as SchedulerConfig from "../src/SchedulerConfig.ts"
-import * as SimulatedDialer from "../src/SimulatedDialer.ts"
+import * as SimulatedDialer from "../../../src/carriers/simulated/SimulatedDialer.ts"
+import * as SchedulerConfig from "../../../src/runtime/SchedulerConfig.ts"
 
 const request = (key: string, extra: Partial<DialRequest> = {}): DialRequest => ({
   idempotency_key: key,

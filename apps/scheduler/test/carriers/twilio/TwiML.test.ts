@@ -3,7 +3,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Effect } from "effect"
-import { callTwiml, MAX_HEADERS_LENGTH, sipHeaders, sipUri } from "../../src/twilio/TwiML.ts"
+import { callTwiml, MAX_HEADERS_LENGTH, sipHeaders, sipUri } from "../../../src/carriers/twilio/TwiML.ts"
 
 const base: DialRequest = {
   idempotency_key: "task_1",

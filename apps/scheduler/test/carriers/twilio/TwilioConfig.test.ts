@@ -1,7 +1,7 @@
 // The Twilio adapter's settings (issue 14): every variable checked, errors name the variable, secrets stay redacted.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
-import { parse, type TwilioEnv } from "../../src/twilio/TwilioConfig.ts"
+import { parse, type TwilioEnv } from "../../../src/carriers/twilio/TwilioConfig.ts"
 
 const SID = "AC" + "0123456789abcdef".repeat(2)
 const base: TwilioEnv = {

@@ -23,7 +23,7 @@ import { HttpRouter, HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
 // the webhooks module alone: requiring the SDK's index loads its REST client (0.5-0.8 s here, vs 35 ms for this one)
 import { validateRequest } from "twilio/lib/webhooks/webhooks.js"
-import { TwilioCallbackConfig } from "../TwilioCallbackConfig.ts"
+import { TwilioCallbackConfig } from "./TwilioCallbackConfig.ts"
 import * as TwilioStatusForm from "./TwilioStatusForm.ts"
 
 const errorBody = (status: number, message: string) =>

@@ -2,7 +2,7 @@
 // "unconfigured" naming what is missing (the endpoint then answers 403), a malformed SVC_PUBLIC_URL fails start-up.
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Redacted } from "effect"
-import { TwilioCallbackConfig } from "../src/TwilioCallbackConfig.ts"
+import { TwilioCallbackConfig } from "../../../src/carriers/twilio/TwilioCallbackConfig.ts"
 
 const load = (env: Record<string, string>) =>
   TwilioCallbackConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))

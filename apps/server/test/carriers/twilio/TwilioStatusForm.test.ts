@@ -4,7 +4,12 @@
 // TwilioStatusCallback.integration.test.ts.
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
-import { decodeCallback, type FormParams, parseForm, parseRfc2822 } from "../src/http/TwilioStatusForm.ts"
+import {
+  decodeCallback,
+  type FormParams,
+  parseForm,
+  parseRfc2822
+} from "../../../src/carriers/twilio/TwilioStatusForm.ts"
 
 const SID = "CA0123456789abcdef0123456789abcdef"
 const bytes = (text: string) => new TextEncoder().encode(text)
