@@ -17,10 +17,10 @@
 // Needs /usr/bin/redis-server (or SVC_REDIS_SERVER); PostgreSQL is DATABASE_URL when set, else an embedded server
 // in a temporary directory. Rounds alternate the three paths and rotate their order. Exits 0 either way.
 import { NodeRedis } from "@effect/platform-node"
-import * as CarrierPacerPostgres from "@svc/scheduler/carrier/CarrierPacerPostgres.ts"
-import * as CarrierPacerRedis from "@svc/scheduler/carrier/CarrierPacerRedis.ts"
-import * as CarrierPacingConfig from "@svc/scheduler/carrier/CarrierPacingConfig.ts"
-import * as SlotPacer from "@svc/scheduler/carrier/SlotPacer.ts"
+import * as CarrierPacerPostgres from "@svc/scheduler/carriers/pacing/CarrierPacerPostgres.ts"
+import * as CarrierPacerRedis from "@svc/scheduler/carriers/pacing/CarrierPacerRedis.ts"
+import * as CarrierPacingConfig from "@svc/scheduler/carriers/pacing/CarrierPacingConfig.ts"
+import * as SlotPacer from "@svc/scheduler/carriers/pacing/SlotPacer.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"

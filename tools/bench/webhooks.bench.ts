@@ -13,7 +13,7 @@
 //
 // Runs on DATABASE_URL when set, else on an embedded PostgreSQL in a temporary directory. Rounds alternate the two
 // paths of each goal (and swap their order every round). Prints Markdown tables of medians; exits 0 either way.
-import { DatabaseHealth } from "@svc/scheduler/DatabaseHealth.ts"
+import { DatabaseHealth } from "@svc/scheduler/runtime/DatabaseHealth.ts"
 import * as HttpSender from "@svc/scheduler/webhooks/HttpSender.ts"
 import * as WebhookConfig from "@svc/scheduler/webhooks/WebhookConfig.ts"
 import * as WebhookWorker from "@svc/scheduler/webhooks/WebhookWorker.ts"

@@ -6,7 +6,7 @@
 // few ms, and every wait is for a condition, bounded (Waiting.ts).
 import { assert, layer } from "@effect/vitest"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
-import type { MachineDetection } from "@svc/scheduler/twilio/TwilioConfig.ts"
+import type { MachineDetection } from "@svc/scheduler/carriers/twilio/TwilioConfig.ts"
 import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Clock, Effect, Exit, Fiber, Layer, Option } from "effect"

@@ -5,8 +5,8 @@
 // 28, item 5: apps never import each other, tools/ composes both). Every wait is for a condition, bounded.
 import { assert, describe, it } from "@effect/vitest"
 import { Dialer } from "@svc/domain/ports/Dialer.ts"
-import { Dispatcher } from "@svc/scheduler/Dispatcher.ts"
-import * as SchedulerConfig from "@svc/scheduler/SchedulerConfig.ts"
+import { Dispatcher } from "@svc/scheduler/dispatch/Dispatcher.ts"
+import * as SchedulerConfig from "@svc/scheduler/runtime/SchedulerConfig.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { Effect, Exit, Fiber, Layer, Logger, References, Scope } from "effect"
