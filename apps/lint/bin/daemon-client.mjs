@@ -1,5 +1,5 @@
 // The client side of the resident linter (`svc-lint --daemon`, docs/decisions/0642; the server is
-// src/Daemon.ts). Plain JavaScript with Node's own modules only: it runs in the bin's process,
+// src/daemon/Daemon.ts). Plain JavaScript with Node's own modules only: it runs in the bin's process,
 // whose start-up is all a re-lint through the daemon pays for besides the lint itself.
 //
 // One server per working folder and per build of the linter: the socket's name hashes the real
@@ -20,7 +20,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 
-/** Must match src/Daemon.ts. */
+/** Must match src/daemon/Daemon.ts. */
 const SERVE_ARGUMENT = "--svc-lint-internal-serve"
 const PROTOCOL = 1
 const DEFAULT_IDLE_MS = 15 * 60 * 1000

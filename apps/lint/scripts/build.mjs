@@ -14,8 +14,8 @@ const root = path.resolve(import.meta.dirname, "..")
 const dist = path.join(root, "dist")
 fs.mkdirSync(dist, { recursive: true })
 
-// The cache key's code identity (src/CodeIdentity.ts): the hash of the sources this build is made of.
-const { hashSources, sourceRoots } = await import("../src/CodeIdentity.ts")
+// The cache key's code identity (src/cache/CodeIdentity.ts): the hash of the sources this build is made of.
+const { hashSources, sourceRoots } = await import("../src/cache/CodeIdentity.ts")
 
 const common = {
   bundle: true,

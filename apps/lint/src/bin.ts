@@ -16,6 +16,6 @@ const [{ runMain }, { layer }, { main }] = await Promise.all([
 
 // The bin starts the resident linter (Daemon.ts) as `svc-lint --svc-lint-internal-serve SOCKET IDLE_MS`.
 if (process.argv[2] === "--svc-lint-internal-serve") {
-  const { serve } = await import("./Daemon.ts")
+  const { serve } = await import("./daemon/Daemon.ts")
   serve({ runMain, layer }, { socket: process.argv[3]!, idleMs: Number(process.argv[4]) })
 } else main({ runMain, layer })

@@ -9,9 +9,9 @@ import type { runMain } from "@effect/platform-node/NodeRuntime"
 import type { layer } from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect } from "effect"
 import { CliError, Command } from "effect/cli"
-import { cli } from "./Cli.ts"
-import { LintFailed, UsageError } from "./Exit.ts"
-import { VERSION } from "./Version.ts"
+import { cli } from "./commands/Cli.ts"
+import { LintFailed, UsageError } from "./commands/Exit.ts"
+import { VERSION } from "./commands/Version.ts"
 
 /** The Node runtime: `NodeRuntime.runMain` and `NodeServices.layer`. */
 export interface Platform {

@@ -5,7 +5,7 @@
 // JavaScript (docs/decisions/0202). What cannot live in a snapshot is loaded when the process
 // runs: the Node runtime modules (they hold child-process and readline handles).
 import * as v8 from "node:v8"
-import { serve, SERVE_ARGUMENT } from "./Daemon.ts"
+import { serve, SERVE_ARGUMENT } from "./daemon/Daemon.ts"
 import { main } from "./main.ts"
 
 v8.startupSnapshot.setDeserializeMainFunction(() => {

@@ -7,21 +7,21 @@ import { Clock, Config, Console, Effect, Option } from "effect"
 import { Argument, Flag } from "effect/cli"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
-import * as AsOf from "../AsOf.ts"
-import * as Baseline from "../Baseline.ts"
-import { defaultSourceExtensions, discover, type Discovery, type InputFile } from "../Discovery.ts"
-import { LintFailed, UsageError } from "../Exit.ts"
-import { compileAll } from "../Glob.ts"
-import type { Level } from "../Level.ts"
-import { LintCacheMemory } from "../LintCacheMemory.ts"
-import * as LintConfig from "../LintConfig.ts"
-import { lintAll, type LintContext, skippedProblem, upcomingUntil } from "../Linter.ts"
-import { CurrentOutput } from "../Output.ts"
-import { compare, type Problem } from "../Problem.ts"
-import { failing, type Report } from "../Report.ts"
+import { LintCacheMemory } from "../cache/LintCacheMemory.ts"
+import { defaultSourceExtensions, discover, type Discovery, type InputFile } from "../files/Discovery.ts"
+import { compileAll } from "../files/Glob.ts"
+import { failing, type Report } from "../reporters/Report.ts"
+import type { Level } from "../rules/Level.ts"
+import { lintAll, type LintContext, skippedProblem, upcomingUntil } from "../rules/Linter.ts"
+import { compare, type Problem } from "../rules/Problem.ts"
 import { defaultLegacySipHosts } from "../rules/SourcePatterns.ts"
-import * as SuppressionsFile from "../SuppressionsFile.ts"
-import { VERSION } from "../Version.ts"
+import * as Baseline from "../suppressions/Baseline.ts"
+import * as SuppressionsFile from "../suppressions/SuppressionsFile.ts"
+import * as AsOf from "./AsOf.ts"
+import { LintFailed, UsageError } from "./Exit.ts"
+import * as LintConfig from "./LintConfig.ts"
+import { CurrentOutput } from "./Output.ts"
+import { VERSION } from "./Version.ts"
 
 export const formats = ["stylish", "json", "sarif", "github", "junit"] as const
 export type Format = (typeof formats)[number]
@@ -290,7 +290,7 @@ const openCache = Effect.fnUntraced(function*(
   suppressions: SuppressionsFile.SuppressionsFile | undefined,
   location: Option.Option<string>
 ) {
-  const LintCache = yield* Effect.promise(() => import("../LintCache.ts"))
+  const LintCache = yield* Effect.promise(() => import("../cache/LintCache.ts"))
   const now = yield* Clock.currentTimeMillis
   const suppressionsBytes = suppressions === undefined
     ? undefined
@@ -331,7 +331,7 @@ export const runCheck = Effect.fn("svc-lint.check")(function*(input: CheckInput)
   let run = lint(found.files)
   let fixed = 0
   if (input.fix || input.fixDryRun) {
-    const { applyAll } = yield* Effect.promise(() => import("../Fixer.ts"))
+    const { applyAll } = yield* Effect.promise(() => import("../documents/Fixer.ts"))
     const result = applyAll(cwd, run.problems, { write: input.fix })
     if (input.fixDryRun) {
       if (result.diff.length > 0) {

@@ -5,9 +5,9 @@
 import { classify, nextMilestone } from "@svc/domain/Deprecation/Rule.ts"
 import { Console, Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import * as AsOf from "../AsOf.ts"
-import { UsageError } from "../Exit.ts"
 import { catalog, fixText, getDoc, markdown } from "../rules/Catalog.ts"
+import * as AsOf from "./AsOf.ts"
+import { UsageError } from "./Exit.ts"
 
 export const explain = Command.make(
   "explain",

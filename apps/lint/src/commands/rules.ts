@@ -8,8 +8,8 @@ import * as DeprecationRule from "@svc/domain/Deprecation/Rule.ts"
 import * as DeprecationSchedule from "@svc/domain/Deprecation/Schedule.ts"
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import * as AsOf from "../AsOf.ts"
 import { getLinterRule } from "../rules/LinterRules.ts"
+import * as AsOf from "./AsOf.ts"
 
 /** The linter's rules about batch call definitions: checked on content, not on a schedule. */
 export const batchRuleIds = ["batch-window-never-legal", "batch-window-seasonal", "batch-call-invalid"] as const

@@ -9,9 +9,9 @@ import { classify, type RuleId } from "@svc/domain/Deprecation/Rule.ts"
 import { getRule, isRuleId } from "@svc/domain/Deprecation/Schedule.ts"
 import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import * as AsOf from "../AsOf.ts"
-import { lintAll } from "../Linter.ts"
-import { plural } from "../Report.ts"
+import { plural } from "../reporters/Report.ts"
+import { lintAll } from "../rules/Linter.ts"
+import * as AsOf from "./AsOf.ts"
 import { prepare } from "./check.ts"
 
 interface Step {

@@ -4,9 +4,9 @@
  * problems are annotated first (10 per level), every other problem is printed as a plain log line,
  * and `stepSummary` renders the whole list as a Markdown table for `$GITHUB_STEP_SUMMARY`.
  */
-import { compare as compareLevel } from "../Level.ts"
-import type { Problem } from "../Problem.ts"
-import { counts, plural, type Report, type Reporter } from "../Report.ts"
+import { compare as compareLevel } from "../rules/Level.ts"
+import type { Problem } from "../rules/Problem.ts"
+import { counts, plural, type Report, type Reporter } from "./Report.ts"
 
 /** Annotations shown per level and step. */
 export const ANNOTATIONS_PER_LEVEL = 10

@@ -3,7 +3,7 @@
  * 1-based, `endColumn` exclusive; `jsonPath`/`path` only for config documents; `suggestion` is an
  * edit for a person to review (the engine's unsafe fixes, e.g. the locale list for `multi`).
  */
-import { counts, failing, type Reporter } from "../Report.ts"
+import { counts, failing, type Reporter } from "./Report.ts"
 
 export const json: Reporter = (report) => {
   const { errors, notes, warnings } = counts(report.problems)

@@ -3,9 +3,9 @@
  * or above `--fail-on` are failures; the others are skipped test cases, so a CI test view fails
  * exactly when the exit code does.
  */
-import { atLeast } from "../Level.ts"
-import type { Problem } from "../Problem.ts"
-import type { Reporter } from "../Report.ts"
+import { atLeast } from "../rules/Level.ts"
+import type { Problem } from "../rules/Problem.ts"
+import type { Reporter } from "./Report.ts"
 
 // XML 1.0 has no place for control characters other than tab, newline and carriage return.
 const allowed = (c: string) => c >= " " || c === "\t" || c === "\n" || c === "\r"

@@ -6,8 +6,8 @@
  * scanning shows marked ones anyway.
  */
 import { utcMidnight } from "@svc/domain/Deprecation/Rule.ts"
-import type { Reporter } from "../Report.ts"
 import { catalog, markdown } from "../rules/Catalog.ts"
+import type { Reporter } from "./Report.ts"
 
 const uriOf = (file: string) => file.split("/").map(encodeURIComponent).join("/")
 

@@ -2,7 +2,7 @@
  * The default format, for people: problems grouped by file with `line:column`, level, message and
  * rule id, then a summary line. Colour only when asked (a TTY, unless NO_COLOR is set).
  */
-import { counts, plural, type Reporter } from "../Report.ts"
+import { counts, plural, type Reporter } from "./Report.ts"
 
 const paint = (on: boolean) => (code: string, text: string) => on ? `\u001b[${code}m${text}\u001b[0m` : text
 

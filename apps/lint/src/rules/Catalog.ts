@@ -6,7 +6,7 @@ import { kindsChecked } from "@svc/domain/Deprecation/Engine.ts"
 import { multiLanguageFix } from "@svc/domain/Deprecation/Language.ts"
 import { classify, type Rule } from "@svc/domain/Deprecation/Rule.ts"
 import { rules as scheduleRules } from "@svc/domain/Deprecation/Schedule.ts"
-import { type Level, ofStatus } from "../Level.ts"
+import { type Level, ofStatus } from "./Level.ts"
 import { linterRules } from "./LinterRules.ts"
 import { fieldPatterns } from "./SourcePatterns.ts"
 

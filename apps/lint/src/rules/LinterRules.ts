@@ -3,7 +3,7 @@
  * JSON/YAML, a file that could not be read) and with suppressions. Their ids never collide with a
  * schedule rule id and they can be re-levelled or turned `off` in the config file like any rule.
  */
-import type { Level } from "../Level.ts"
+import type { Level } from "./Level.ts"
 
 /** The ids of the linter's own rules. */
 export type LinterRuleId =

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { Level } from "../../src/Level.ts"
-import type { Problem } from "../../src/Problem.ts"
-import type { Report } from "../../src/Report.ts"
 import { github, stepSummary } from "../../src/reporters/Github.ts"
+import type { Report } from "../../src/reporters/Report.ts"
+import type { Level } from "../../src/rules/Level.ts"
+import type { Problem } from "../../src/rules/Problem.ts"
 
 const problem = (i: number, level: Level, message = `problem ${i}`): Problem => ({
   file: `configs/f${String(i).padStart(3, "0")}.json`,

@@ -6,7 +6,7 @@ import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
 import { utcMidnight } from "@svc/domain/Deprecation/Rule.ts"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as LintConfig from "../../src/LintConfig.ts"
+import * as LintConfig from "../../src/commands/LintConfig.ts"
 import {
   type BatchFinding,
   checkBatchCall,

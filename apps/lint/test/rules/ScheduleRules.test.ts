@@ -2,9 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { classify, utcMidnight } from "@svc/domain/Deprecation/Rule.ts"
 import { getRule, ruleIds } from "@svc/domain/Deprecation/Schedule.ts"
 import * as path from "node:path"
-import { defaultSourceExtensions } from "../../src/Discovery.ts"
-import * as LintConfig from "../../src/LintConfig.ts"
-import { lintAll } from "../../src/Linter.ts"
+import * as LintConfig from "../../src/commands/LintConfig.ts"
+import { defaultSourceExtensions } from "../../src/files/Discovery.ts"
+import { lintAll } from "../../src/rules/Linter.ts"
 import { context } from "../support/Harness.ts"
 
 const fixtures = path.resolve(import.meta.dirname, "..", "fixtures", "rules")

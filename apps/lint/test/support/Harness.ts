@@ -8,12 +8,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll } from "vitest"
-import { defaultSourceExtensions, discover } from "../../src/Discovery.ts"
-import * as LintConfig from "../../src/LintConfig.ts"
-import { lintAll, type LintContext, upcomingUntil } from "../../src/Linter.ts"
-import { compare, type Problem } from "../../src/Problem.ts"
+import * as LintConfig from "../../src/commands/LintConfig.ts"
+import { defaultSourceExtensions, discover } from "../../src/files/Discovery.ts"
+import { lintAll, type LintContext, upcomingUntil } from "../../src/rules/Linter.ts"
+import { compare, type Problem } from "../../src/rules/Problem.ts"
 import { defaultLegacySipHosts } from "../../src/rules/SourcePatterns.ts"
-import type { FileSuppression } from "../../src/Suppressions.ts"
+import type { FileSuppression } from "../../src/suppressions/Suppressions.ts"
 
 const created: Array<string> = []
 afterAll(() => {

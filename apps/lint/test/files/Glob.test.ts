@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as GitIgnore from "../src/GitIgnore.ts"
-import { compile, compileAll, isGlob, splitGlob } from "../src/Glob.ts"
+import * as GitIgnore from "../../src/files/GitIgnore.ts"
+import { compile, compileAll, isGlob, splitGlob } from "../../src/files/Glob.ts"
 
 describe("Glob", () => {
   it("tells globs from plain paths", () => {

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { utcMidnight } from "@svc/domain/Deprecation/Rule.ts"
-import { scan } from "../src/SourceScan.ts"
+import { scan } from "../../src/documents/SourceScan.ts"
 
 const at = utcMidnight("2026-11-01")
 const hosts = { legacySipHosts: ["*.sip.livekit.cloud"], legacyMcpHosts: [] }

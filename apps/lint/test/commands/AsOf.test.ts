@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import * as AsOf from "../src/AsOf.ts"
+import * as AsOf from "../../src/commands/AsOf.ts"
 
 describe("AsOf", () => {
   it.effect("defaults to today's date in UTC from the Clock", () =>

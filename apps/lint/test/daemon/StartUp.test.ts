@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-const root = path.resolve(import.meta.dirname, "..")
+const root = path.resolve(import.meta.dirname, "..", "..")
 const project = path.join(root, "test", "fixtures", "project")
 const blob = path.join(root, "dist", "svc-lint.blob")
 

@@ -28,10 +28,10 @@ import { configKinds } from "@svc/domain/Deprecation/Rule.ts"
 import { isRuleId } from "@svc/domain/Deprecation/Schedule.ts"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
-import { compileAll } from "./Glob.ts"
-import { isLevel, isSetting, type Level, type Setting } from "./Level.ts"
-import { BATCH_CALL_KIND } from "./rules/BatchWindow.ts"
-import { isLinterRuleId } from "./rules/LinterRules.ts"
+import { compileAll } from "../files/Glob.ts"
+import { BATCH_CALL_KIND } from "../rules/BatchWindow.ts"
+import { isLevel, isSetting, type Level, type Setting } from "../rules/Level.ts"
+import { isLinterRuleId } from "../rules/LinterRules.ts"
 
 /**
  * What a document is read as: a config kind of the deprecation engine, or a create-batch-call body (checked by the

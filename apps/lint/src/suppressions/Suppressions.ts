@@ -22,8 +22,8 @@
  */
 import { isRuleId } from "@svc/domain/Deprecation/Schedule.ts"
 import * as nodePath from "node:path"
-import { compileAll } from "./Glob.ts"
-import { isLinterRuleId } from "./rules/LinterRules.ts"
+import { compileAll } from "../files/Glob.ts"
+import { isLinterRuleId } from "../rules/LinterRules.ts"
 
 /** An inline directive. */
 export interface Directive {

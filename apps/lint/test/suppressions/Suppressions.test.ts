@@ -1,12 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as path from "node:path"
-import * as Baseline from "../src/Baseline.ts"
-import { defaultSourceExtensions, discover } from "../src/Discovery.ts"
-import * as LintConfig from "../src/LintConfig.ts"
-import { lintAll } from "../src/Linter.ts"
-import { directives } from "../src/Suppressions.ts"
-import * as SuppressionsFile from "../src/SuppressionsFile.ts"
-import { context, lintIn, project, summary } from "./support/Harness.ts"
+import * as LintConfig from "../../src/commands/LintConfig.ts"
+import { defaultSourceExtensions, discover } from "../../src/files/Discovery.ts"
+import { lintAll } from "../../src/rules/Linter.ts"
+import * as Baseline from "../../src/suppressions/Baseline.ts"
+import { directives } from "../../src/suppressions/Suppressions.ts"
+import * as SuppressionsFile from "../../src/suppressions/SuppressionsFile.ts"
+import { context, lintIn, project, summary } from "../support/Harness.ts"
 
 describe("inline suppressions", () => {
   it("parses rules and reasons in any comment syntax", () => {

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { defaultSourceExtensions, discover } from "../src/Discovery.ts"
-import { compileAll } from "../src/Glob.ts"
-import { project } from "./support/Harness.ts"
+import { defaultSourceExtensions, discover } from "../../src/files/Discovery.ts"
+import { compileAll } from "../../src/files/Glob.ts"
+import { project } from "../support/Harness.ts"
 
 const walk = (cwd: string, inputs: ReadonlyArray<string>, ignore: ReadonlyArray<string> = []) =>
   discover(inputs, { cwd, ignored: compileAll(ignore), sourceExtensions: new Set(defaultSourceExtensions) })

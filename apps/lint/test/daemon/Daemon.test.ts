@@ -4,8 +4,8 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { afterAll } from "vitest"
-import { writeCorpus } from "./support/Corpus.ts"
-import { runBin, tempDir, writeTree } from "./support/Harness.ts"
+import { writeCorpus } from "../support/Corpus.ts"
+import { runBin, tempDir, writeTree } from "../support/Harness.ts"
 
 // The resident linter (src/Daemon.ts, bin/daemon-client.mjs, decision 0642) through the real bin:
 // every answer byte for byte and exit code for exit code what a process of its own gives, and
@@ -313,7 +313,7 @@ describe("svc-lint --daemon", () => {
 /** The bin as a child process, without blocking this one (a test's own server must answer it). */
 const runBinAsync = (cwd: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
   new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const bin = path.resolve(import.meta.dirname, "..", "bin", "svc-lint.mjs")
+    const bin = path.resolve(import.meta.dirname, "..", "..", "bin", "svc-lint.mjs")
     const child = spawn(process.execPath, [bin, ...args], {
       cwd,
       env: { ...process.env, NO_COLOR: "1", GITHUB_STEP_SUMMARY: "", ...env }

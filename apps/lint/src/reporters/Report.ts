@@ -3,8 +3,8 @@
  * ones removed) and the run's totals. Nothing in it depends on the clock or the machine, so the
  * same inputs always render the same bytes.
  */
-import { atLeast, type Level } from "./Level.ts"
-import type { Problem } from "./Problem.ts"
+import { atLeast, type Level } from "../rules/Level.ts"
+import type { Problem } from "../rules/Problem.ts"
 
 export interface Report {
   readonly version: string

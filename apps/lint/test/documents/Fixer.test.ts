@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { applyAll, fixText } from "../src/Fixer.ts"
-import { lintIn, project, summary } from "./support/Harness.ts"
+import { applyAll, fixText } from "../../src/documents/Fixer.ts"
+import { lintIn, project, summary } from "../support/Harness.ts"
 
 const AS_OF = "2026-11-01"
 

@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as LintConfig from "../src/LintConfig.ts"
-import { lintIn, project, summary } from "./support/Harness.ts"
+import * as LintConfig from "../../src/commands/LintConfig.ts"
+import { lintIn, project, summary } from "../support/Harness.ts"
 
 describe("Linter", () => {
   it("turns malformed JSON and YAML into parse-error problems at the parser's position", () => {

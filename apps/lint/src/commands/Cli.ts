@@ -4,10 +4,10 @@
  * writing it as a path (`svc-lint ./rules`).
  */
 import { Command } from "effect/cli"
-import { checkConfig, runCheck } from "./commands/check.ts"
-import { explain } from "./commands/explain.ts"
-import { rules } from "./commands/rules.ts"
-import { timeline } from "./commands/timeline.ts"
+import { checkConfig, runCheck } from "./check.ts"
+import { explain } from "./explain.ts"
+import { rules } from "./rules.ts"
+import { timeline } from "./timeline.ts"
 
 export const cli = Command.make("svc-lint", checkConfig, runCheck).pipe(
   Command.withDescription(

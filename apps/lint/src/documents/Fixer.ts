@@ -11,9 +11,9 @@ import { applyFixes, type Fix } from "@svc/domain/Deprecation/Fixes.ts"
 import { loadAll } from "js-yaml"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
+import type { Problem } from "../rules/Problem.ts"
 import { unifiedDiff } from "./Diff.ts"
 import * as JsonEdit from "./JsonEdit.ts"
-import type { Problem } from "./Problem.ts"
 import * as YamlEdit from "./YamlEdit.ts"
 
 /** What a fix pass did. */

@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as FileWatch from "../src/FileWatch.ts"
-import { tempDir, writeTree } from "./support/Harness.ts"
+import * as FileWatch from "../../src/files/FileWatch.ts"
+import { tempDir, writeTree } from "../support/Harness.ts"
 
 // The watch that lets the resident linter skip a file's stat (decision 0642), on the real file
 // system: trusted only when nothing happened to the file since it was checked, and never when an

@@ -9,8 +9,8 @@
  * whose removal date has now passed) is reported again: the baseline accepted a warning, not an
  * error.
  */
-import { compare as compareLevels, isLevel, type Level } from "./Level.ts"
-import type { Problem } from "./Problem.ts"
+import { compare as compareLevels, isLevel, type Level } from "../rules/Level.ts"
+import type { Problem } from "../rules/Problem.ts"
 
 /** One accepted problem. */
 export interface BaselineEntry {

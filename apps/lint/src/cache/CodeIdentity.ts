@@ -47,5 +47,5 @@ let computed: string | undefined
 /** The identity of the running code. */
 export const codeIdentity = (): string => {
   if (typeof SVC_LINT_SOURCE_HASH === "string") return SVC_LINT_SOURCE_HASH
-  return computed ??= hashSources(sourceRoots(import.meta.dirname))
+  return computed ??= hashSources(sourceRoots(nodePath.resolve(import.meta.dirname, "..")))
 }

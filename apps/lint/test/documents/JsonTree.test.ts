@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as JsonTree from "../src/JsonTree.ts"
-import { mulberry32 } from "./support/Corpus.ts"
+import * as JsonTree from "../../src/documents/JsonTree.ts"
+import { mulberry32 } from "../support/Corpus.ts"
 
 const WS = [" ", "\t", "\n", "\r\n", "  "]
 const CHARS = ["a", "Z", "é", "Š", "日", "😀", "\"", "\\", "/", "\n", "\t", "\u0001", "\u2028", " ", "'", "{", "]"]

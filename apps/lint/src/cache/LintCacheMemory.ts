@@ -9,7 +9,7 @@
  */
 import { Context } from "effect"
 import * as fs from "node:fs"
-import type { FileWatch } from "./FileWatch.ts"
+import type { FileWatch } from "../files/FileWatch.ts"
 
 /** What a run keeps of a cache it loaded or saved. */
 export interface Remembered {

@@ -17,8 +17,8 @@
 import { checkEndpoint, endpointRules } from "@svc/domain/Deprecation/Endpoints.ts"
 import { makeFinding, type RuleId, type Status } from "@svc/domain/Deprecation/Rule.ts"
 import { getRule } from "@svc/domain/Deprecation/Schedule.ts"
-import { globSource } from "./Glob.ts"
-import { fieldPatterns, valuePatterns } from "./rules/SourcePatterns.ts"
+import { globSource } from "../files/Glob.ts"
+import { fieldPatterns, valuePatterns } from "../rules/SourcePatterns.ts"
 
 /** A match in a source text. */
 export interface SourceHit {
