@@ -47,6 +47,4 @@ export const unauthorized = (message: string) => new Unauthorized({ status: "err
 /** @category constructors */
 export const notFound = (message: string) => new NotFound({ status: "error", message })
 /** @category constructors */
-export const tooManyRequests = (message: string) => new TooManyRequests({ status: "error", message })
-/** @category constructors */
 export const internal = (message: string) => new InternalServerError({ status: "error", message })

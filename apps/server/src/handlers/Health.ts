@@ -7,6 +7,7 @@
  * one line without a stack, at most once a minute with the number of failures since the last line: probes repeat
  * every few seconds, and a line per probe grew the log with the probe rate (issue 27).
  */
+import * as ErrorBody from "@svc/api/ErrorBody.ts"
 import { isUnavailable } from "@svc/store/db/DatabaseUnavailable.ts"
 import * as SqlErrorMessage from "@svc/store/db/SqlErrorMessage.ts"
 import { Cause, Clock, Duration, Effect, Layer } from "effect"
@@ -62,7 +63,7 @@ export const layer = Layer.unwrap(
                 )
             ),
           HttpServerResponse.jsonUnsafe(
-            { status: "error", message: "database unavailable: it did not answer within 2 s" },
+            ErrorBody.make("database unavailable: it did not answer within 2 s"),
             { status: 503, headers: { "retry-after": String(RETRY_AFTER_SECONDS) } }
           )
         )

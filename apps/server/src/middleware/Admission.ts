@@ -24,6 +24,7 @@
  * `SVC_HTTP_MAX_IN_FLIGHT=0` turns the gate off. The counts are plain numbers: JavaScript runs one fiber at a
  * time, so a check and its update cannot interleave with another request's.
  */
+import * as ErrorBody from "@svc/api/ErrorBody.ts"
 import { STATUS_CALLBACK_PATH } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
 import { Clock, Config, Context, Duration, Effect, Layer, Metric, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -321,7 +322,7 @@ export const refusalMessage = (limits: AdmissionLimits, refusal: Refusal): strin
 
 const refusal = (limits: AdmissionLimits, refused: Refusal) =>
   HttpServerResponse.jsonUnsafe(
-    { status: "error", message: refusalMessage(limits, refused) },
+    ErrorBody.make(refusalMessage(limits, refused)),
     { status: 503, headers: { "retry-after": String(RETRY_AFTER_SECONDS) } }
   )
 

@@ -14,6 +14,7 @@
  *   outage of its own.
  */
 import { Authorization, CurrentOrg } from "@svc/api/Authorization.ts"
+import * as ErrorBody from "@svc/api/ErrorBody.ts"
 import { unauthorized } from "@svc/api/Errors.ts"
 import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { Cache, Clock, Config, Duration, Effect, Layer, Option, Redacted } from "effect"
@@ -74,10 +75,7 @@ export const layer = Layer.effect(
         const reset = String(secondsUntil(resetsAt, now))
         if (count > limit) {
           return HttpServerResponse.jsonUnsafe(
-            {
-              status: "error",
-              message: `rate limit of ${limit} requests per ${windowSeconds} s exceeded; retry in ${reset} s`
-            },
+            ErrorBody.make(`rate limit of ${limit} requests per ${windowSeconds} s exceeded; retry in ${reset} s`),
             {
               status: 429,
               headers: {

@@ -19,6 +19,7 @@
  * bytes were taken from the budget in {@link CurrentRequestBody}, and fails with {@link RequestBodyTooLarge} or
  * {@link RequestBodyBudgetExhausted}, which become the same answers here.
  */
+import * as ErrorBody from "@svc/api/ErrorBody.ts"
 import { ByteSize, Cause, Config, Context, Data, Effect, Layer, Result } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
@@ -144,7 +145,7 @@ export const tooLargeMessage = (limit: BodyLimit): string =>
 export const RETRY_AFTER_SECONDS = 5
 
 const errorBody = (status: number, message: string, headers: Record<string, string>) =>
-  HttpServerResponse.jsonUnsafe({ status: "error", message }, { status, headers: { connection: "close", ...headers } })
+  HttpServerResponse.jsonUnsafe(ErrorBody.make(message), { status, headers: { connection: "close", ...headers } })
 
 const tooLarge = (limit: BodyLimit) => errorBody(400, tooLargeMessage(limit), {})
 
@@ -208,7 +209,7 @@ export const make = (limits: BodyLimitsConfig, budget: BodyBudget["Service"]) =>
             const problem = json ? BodyText.check(bytes) : bytes.length > 0 ? MISSING_CONTENT_TYPE : undefined
             return problem === undefined
               ? httpEffect
-              : Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "error", message: problem }, { status: 400 }))
+              : Effect.succeed(HttpServerResponse.jsonUnsafe(ErrorBody.make(problem), { status: 400 }))
           })
           : httpEffect
         return yield* checked.pipe(

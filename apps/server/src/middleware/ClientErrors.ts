@@ -14,6 +14,7 @@
  * error came after the response to a request on the connection had begun (a pipelined request, or a chunked body
  * broken after the handler answered): then the connection is only closed, as Node does.
  */
+import * as ErrorBody from "@svc/api/ErrorBody.ts"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import type * as stream from "node:stream"
@@ -94,7 +95,7 @@ export const refusalOf = (error: ClientError): Refusal => {
 
 /** The raw HTTP response of a refusal, with its request id. */
 export const responseText = (refusal: Refusal, requestId: string): string => {
-  const body = JSON.stringify({ status: "error", message: refusal.message })
+  const body = JSON.stringify(ErrorBody.make(refusal.message))
   return `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status]}\r\n` +
     "Content-Type: application/json\r\n" +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +

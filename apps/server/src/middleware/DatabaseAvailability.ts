@@ -15,6 +15,7 @@
  *
  * Decision record: docs/decisions/0009-database-outages.md
  */
+import * as ErrorBody from "@svc/api/ErrorBody.ts"
 import * as SqlErrorMessage from "@svc/store/db/SqlErrorMessage.ts"
 import { Clock, Config, Context, Duration, Effect, type Fiber, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
@@ -101,10 +102,7 @@ export class DatabaseAvailability extends Context.Service<DatabaseAvailability, 
 
       const response = () =>
         HttpServerResponse.jsonUnsafe(
-          {
-            status: "error",
-            message: `database unavailable; the service is recovering, retry in ${RETRY_AFTER_SECONDS} s`
-          },
+          ErrorBody.make(`database unavailable; the service is recovering, retry in ${RETRY_AFTER_SECONDS} s`),
           { status: 503, headers: { "retry-after": String(RETRY_AFTER_SECONDS) } }
         )
 

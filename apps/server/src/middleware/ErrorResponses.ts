@@ -15,6 +15,7 @@
  * - Anything else unexpected -> 500 with a generic message and the request id; the cause is logged,
  *   never sent (no SQL, no stack traces on the wire).
  */
+import * as ErrorBody from "@svc/api/ErrorBody.ts"
 import * as DeprecationEndpoints from "@svc/domain/Deprecation/Endpoints.ts"
 import * as DeprecationRule from "@svc/domain/Deprecation/Rule.ts"
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
@@ -27,8 +28,7 @@ import * as BodyLimits from "./BodyLimits.ts"
 import { DatabaseAvailability } from "./DatabaseAvailability.ts"
 import * as RequestTarget from "./RequestTarget.ts"
 
-const body = (status: number, message: string) =>
-  HttpServerResponse.jsonUnsafe({ status: "error", message }, { status })
+const body = (status: number, message: string) => HttpServerResponse.jsonUnsafe(ErrorBody.make(message), { status })
 
 const ROOTS = { Params: "path", Query: "query", Headers: "headers" } as const
 

@@ -371,16 +371,3 @@ export const ListContactConversationsResponse = Schema.Struct({
 }).annotate({ identifier: "ListContactConversationsResponse" })
 /** @category models */
 export type ListContactConversationsResponse = typeof ListContactConversationsResponse.Type
-
-/**
- * The query of `list-contact-conversations`: `limit` 1..1000 (default 50), `pagination_key`.
- *
- * @category models
- */
-export const ListContactConversationsQuery = Schema.Struct({
-  limit: Schema.optionalKey(Schema.NumberFromString.check(
-    Schema.isInt(),
-    Schema.isBetween({ minimum: 1, maximum: 1000 }, { expected: "an integer from 1 to 1000" })
-  )),
-  pagination_key: Schema.optionalKey(Schema.String)
-})

@@ -27,13 +27,6 @@ export const textProblem = (text: string): string | undefined =>
     : "must not contain an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not valid Unicode"
 
 /**
- * The clause for bytes that are not UTF-8.
- *
- * @category validation
- */
-export const invalidUtf8Problem = "is not valid UTF-8"
-
-/**
  * The first string of a parsed JSON value that breaks the rule, in document order, field names before their
  * values; `undefined` when all are acceptable. `inName` tells that the field's name is the offending string.
  *

@@ -16,6 +16,7 @@
  * - The database unreachable: the failure reaches ErrorResponses, which answers 503 with Retry-After
  *   (DatabaseAvailability.ts), the one answer that asks Twilio to try again.
  */
+import * as ErrorBody from "@svc/api/ErrorBody.ts"
 import { STATUS_CALLBACK_PATH } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
 import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { Clock, Effect, Layer, Redacted, Result } from "effect"
@@ -27,7 +28,7 @@ import { TwilioCallbackConfig } from "./TwilioCallbackConfig.ts"
 import * as TwilioStatusForm from "./TwilioStatusForm.ts"
 
 const errorBody = (status: number, message: string) =>
-  HttpServerResponse.jsonUnsafe({ status: "error", message }, { status })
+  HttpServerResponse.jsonUnsafe(ErrorBody.make(message), { status })
 
 /** How many unknown keys a process remembers having logged (a bound, so a flood cannot grow it). */
 const LOGGED_KEYS = 10_000

@@ -37,16 +37,6 @@ export const startTime = (pid: number): string => stat(pid)?.[19] ?? ""
 export const isSameProcess = (pid: number, recordedStart: string): boolean =>
   isAlive(pid) && (recordedStart === "" || startTime(pid) === "" || startTime(pid) === recordedStart)
 
-/** First line of a pid file as a pid, or undefined. */
-export const readPid = (file: string): number | undefined => {
-  try {
-    const pid = Number(fs.readFileSync(file, "utf8").split("\n")[0]?.trim())
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /** Blocks the thread: for the few synchronous paths (exit handlers, the last client's stop). */
 export const sleepSync = (ms: number): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
