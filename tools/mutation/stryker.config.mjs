@@ -17,7 +17,8 @@ export default {
     "packages/domain/src/Pagination.ts",
     "packages/domain/src/Pagination/*.ts",
     "packages/domain/src/Deprecation/*.ts",
-    "packages/domain/src/models/RetryPolicy.ts"
+    "packages/domain/src/models/RetryPolicy.ts",
+    "packages/domain/src/dispatch/*.ts"
   ],
   // The sandbox is a copy of what the domain's tests read: the package, the shared vitest and TypeScript settings and
   // this folder. Copying the whole repository (apps, tools, docs) would cost seconds per run for nothing.

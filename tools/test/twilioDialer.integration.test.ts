@@ -6,12 +6,12 @@
 // few ms, and every wait is for a condition, bounded (Waiting.ts).
 import { assert, layer } from "@effect/vitest"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import type { MachineDetection } from "@svc/scheduler/carriers/twilio/TwilioConfig.ts"
 import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Clock, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { type CallbackMode, scripts, type Step } from "../../apps/scheduler/test/fixtures/TwilioDouble.ts"
-import { waitUntil } from "../../apps/scheduler/test/fixtures/Waiting.ts"
 import { ACCOUNT, answers, OPTIONS, recordingPacer, twilioSide } from "./support/TwilioSide.ts"
 
 const FROM = "+14155550100"

@@ -5,6 +5,7 @@
 // 28, item 5: apps never import each other, tools/ composes both). Every wait is for a condition, bounded.
 import { assert, describe, it } from "@effect/vitest"
 import { Dialer } from "@svc/domain/ports/Dialer.ts"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { Dispatcher } from "@svc/scheduler/dispatch/Dispatcher.ts"
 import * as SchedulerConfig from "@svc/scheduler/runtime/SchedulerConfig.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
@@ -21,7 +22,6 @@ import {
   taskStates
 } from "../../apps/scheduler/test/fixtures/Fixtures.ts"
 import { scripts, type TwilioDouble } from "../../apps/scheduler/test/fixtures/TwilioDouble.ts"
-import { waitUntil } from "../../apps/scheduler/test/fixtures/Waiting.ts"
 import { twilioSide } from "./support/TwilioSide.ts"
 
 const Layers = Layer.mergeAll(TwilioCallsRepo.layer, BatchProgressRepo.layer).pipe(Layer.provideMerge(StoreLayer))

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { eventually } from "@svc/runtime/test-support/Waiting.ts"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -38,15 +39,6 @@ const alive = (pid: number) => {
     return true
   } catch {
     return false
-  }
-}
-
-/** Waits (bounded) for a condition a process brings about on its own; never a fixed sleep. */
-const eventually = async (condition: () => boolean, what: string, ms = 20_000) => {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
   }
 }
 

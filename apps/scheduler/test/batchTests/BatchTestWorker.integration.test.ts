@@ -1,13 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { faultServer, referenceServer } from "@svc/agent-test/test-support/Servers.ts"
 import { CreateTestCaseDefinitionRequest, normalize } from "@svc/domain/batchTests/TestCaseDefinition.ts"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { BatchTestsRepo, TestCaseDefinitionsRepo, TestRunsRepo } from "@svc/store/batchTests/index.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Effect, Fiber, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as BatchTestWorker from "../../src/batchTests/BatchTestWorker.ts"
-import { waitUntil } from "../fixtures/Waiting.ts"
 
 // Batch tests run by the scheduler (issue 32 items 2 and 3, "Done when"): a batch with a passing, a failing and an
 // erroring definition ends complete with counts 1/1/1; a worker killed mid-run leaves the job to complete with exact

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type CallEnded, Dialer, DialRejected } from "@svc/domain/ports/Dialer.ts"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
 import { DispatchRepo, IDLE_RECHECK_MS } from "@svc/store/dispatch/DispatchRepo.ts"
@@ -25,7 +26,6 @@ import {
   stateCounts,
   taskStates
 } from "../fixtures/Fixtures.ts"
-import { waitUntil } from "../fixtures/Waiting.ts"
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE

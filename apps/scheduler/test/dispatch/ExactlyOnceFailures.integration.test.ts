@@ -5,6 +5,7 @@
 // port; the database, the dispatcher and the reconciler are the real ones.
 import { assert, describe, it } from "@effect/vitest"
 import { type CallEnded, type CallLookup, Dialer, DialerUnavailable } from "@svc/domain/ports/Dialer.ts"
+import { makeSleepWatch, waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { Effect, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -12,7 +13,6 @@ import { Dispatcher } from "../../src/dispatch/Dispatcher.ts"
 import { LOOKUP_TIMEOUT_MS } from "../../src/dispatch/Reconciler.ts"
 import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
 import { batchRow, createBatch, isolated, seedOrg, stateCounts } from "../fixtures/Fixtures.ts"
-import { makeSleepWatch, waitUntil } from "../fixtures/Waiting.ts"
 
 type LookupMode = "fails" | "hangs" | "none" | "ended"
 

@@ -3,6 +3,7 @@
 // `unknown`; nothing dials that task again until `lookup` answers `None`, however often the lookup fails or hangs;
 // a lookup that finds the call records it without a redial.
 import { assert, describe, it } from "@effect/vitest"
+import { makeSleepWatch, waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { Deferred, Effect, Fiber, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -11,7 +12,6 @@ import * as Reconciler from "../../src/dispatch/Reconciler.ts"
 import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
 import { batchRow, createBatch, isolated, seedOrg, taskStates } from "../fixtures/Fixtures.ts"
 import * as ScriptedDialer from "../fixtures/ScriptedDialer.ts"
-import { makeSleepWatch, waitUntil } from "../fixtures/Waiting.ts"
 
 const T0 = Date.UTC(2026, 4, 4, 15, 0)
 const RECHECK_MS = 5_000

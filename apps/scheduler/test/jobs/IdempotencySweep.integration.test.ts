@@ -4,6 +4,7 @@
 // request forever. Real PostgreSQL; the sweep is the worker's own loop, woken by the clock.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { BatchCallsRepo, IDEMPOTENCY_KEY_TTL_MS, RETRY_WINDOW_MS } from "@svc/store/batches/BatchCallsRepo.ts"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -11,7 +12,6 @@ import { TestClock } from "effect/testing"
 import * as IdempotencySweep from "../../src/jobs/IdempotencySweep.ts"
 import { DatabaseHealth } from "../../src/runtime/DatabaseHealth.ts"
 import { freshNumber, FROM, isolated, seedOrg } from "../fixtures/Fixtures.ts"
-import { waitUntil } from "../fixtures/Waiting.ts"
 
 const T0 = Date.parse("2026-12-01T00:00:00Z")
 const STEP = 30 * 60_000 // a request with a key and one without every 30 minutes

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { Effect, Layer, Logger, Metric, Option } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
@@ -6,7 +7,6 @@ import * as Scheduler from "../../src/runtime/Scheduler.ts"
 import * as SchedulerConfig from "../../src/runtime/SchedulerConfig.ts"
 import * as SchedulerMetrics from "../../src/runtime/SchedulerMetrics.ts"
 import { batchRow, createBatch, dialerSettings, seedOrg, StoreLayer } from "../fixtures/Fixtures.ts"
-import { waitUntil } from "../fixtures/Waiting.ts"
 
 describe("Scheduler", () => {
   it.live("exports every metric series from start-up, before anything happened", () =>

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Clock, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
@@ -6,7 +7,6 @@ import Retell from "retell-sdk"
 import * as HttpSender from "../../src/webhooks/HttpSender.ts"
 import * as WebhookConfig from "../../src/webhooks/WebhookConfig.ts"
 import * as WebhookWorker from "../../src/webhooks/WebhookWorker.ts"
-import { waitUntil } from "../fixtures/Waiting.ts"
 import { enqueue, eventRow, seedOrg, WebhookStore } from "./Fixtures.ts"
 import * as Receiver from "./Receiver.ts"
 

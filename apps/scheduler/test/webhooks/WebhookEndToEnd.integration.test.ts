@@ -2,6 +2,7 @@
 // receiver, each verified with the vendor SDK, exactly one call_ended per call after de-duplication) while the
 // receiver fails the first attempts; and a worker SIGKILLed mid-delivery, whose events another worker delivers.
 import { assert, describe, it } from "@effect/vitest"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { DatabaseAdmin } from "@svc/store"
 import * as Database from "@svc/store/db/Database.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
@@ -20,7 +21,6 @@ import * as WebhookConfig from "../../src/webhooks/WebhookConfig.ts"
 import * as WebhookMetrics from "../../src/webhooks/WebhookMetrics.ts"
 import * as WebhookWorker from "../../src/webhooks/WebhookWorker.ts"
 import { createBatch, dialerSettings, seedOrg, StoreLayer } from "../fixtures/Fixtures.ts"
-import { waitUntil } from "../fixtures/Waiting.ts"
 import { enqueueMany, stateCounts } from "./Fixtures.ts"
 import * as Receiver from "./Receiver.ts"
 

@@ -3,6 +3,7 @@
 // pass the limit (before it ends), with a 400 naming the endpoint's limit; a body that does not fit in the
 // process's budget while others arrive is refused with 503 and Retry-After; nothing of a refused create is stored.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { eventually } from "@svc/runtime/test-support/Waiting.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import * as http from "node:http"
@@ -92,15 +93,6 @@ const inFlight = async (port: number) => {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
   const line = text.split("\n").find((l) => l.startsWith("svc_http_inflight_body_bytes"))
   return line === undefined ? 0 : Number(line.split(" ").at(-1))
-}
-
-/** Polls until `check` holds (a server-side effect of bytes already written), at most 5 s. */
-const until = async (check: () => Promise<boolean>) => {
-  for (let i = 0; i < 500; i++) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error("timed out waiting for the server")
 }
 
 const storedBatches = (server: TestServer.ListeningServer, orgId: string) =>
@@ -311,7 +303,10 @@ describe("in-flight body budget", () => {
       request.on("error", () => resolve(-1))
     })
     request.write(body.subarray(0, MiB))
-    await until(async () => (await inFlight(server.port)) >= 2 * MiB)
+    await eventually(async () => (await inFlight(server.port)) >= 2 * MiB, "2 MiB of bodies in flight", {
+      timeoutMs: 5_000,
+      everyMs: 10
+    })
     return {
       finish: () => {
         request.end(body.subarray(MiB))
@@ -353,7 +348,10 @@ describe("in-flight body budget", () => {
     })
     assert.strictEqual(small === "no answer" ? small : small.status, 200)
     assert.strictEqual(await held.finish(), 200)
-    await until(async () => (await inFlight(server.port)) === 0)
+    await eventually(async () => (await inFlight(server.port)) === 0, "no body bytes in flight", {
+      timeoutMs: 5_000,
+      everyMs: 10
+    })
     const retried = await send(server.port, {
       method: "POST",
       path: "/create-batch-call",
@@ -380,13 +378,19 @@ describe("in-flight body budget", () => {
     })
     assert.strictEqual(refused === "no answer" ? refused : refused.status, 503)
     assert.strictEqual(await held.finish(), 200)
-    await until(async () => (await inFlight(server.port)) === 0)
+    await eventually(async () => (await inFlight(server.port)) === 0, "no body bytes in flight", {
+      timeoutMs: 5_000,
+      everyMs: 10
+    })
   })
 
   it("gives the bytes back when a client goes away in the middle of its body", async () => {
     const held = await holdTwoMiB()
     held.abort()
-    await until(async () => (await inFlight(server.port)) === 0)
+    await eventually(async () => (await inFlight(server.port)) === 0, "no body bytes in flight", {
+      timeoutMs: 5_000,
+      everyMs: 10
+    })
   })
 
   it("refuses to start with a budget smaller than create-batch-call's limit", async () => {

@@ -4,6 +4,7 @@
 // periodic summaries, one line when it ends, and service resumes without a restart once the
 // database is back (here restarted by EmbeddedPostgres.supervise, as `npm start` does).
 import { assert, describe, it } from "@effect/vitest"
+import { eventually } from "@svc/runtime/test-support/Waiting.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
@@ -26,15 +27,6 @@ const alive = (pid: number) => {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Waits (bounded) for `condition`, polling every 20 ms; fails naming what it waited for. */
-const eventually = async (condition: () => boolean, what: string, ms = 20_000) => {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`waited ${ms} ms for ${what}`)
-    await sleep(20)
-  }
-}
 
 describe("database outage", () => {
   it(

@@ -1,6 +1,7 @@
 // With REDIS_URL, replicas share one rate limit: two servers over the same data and one Redis
 // (Debian's redis-server, started here on a free port) count a key's requests together.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { eventually } from "@svc/runtime/test-support/Waiting.ts"
 import { type Clock, Duration, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -9,15 +10,6 @@ import { fixedWindowOfThreePerMinute } from "../support/RateLimitScenario.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const REDIS = process.env["SVC_REDIS_SERVER"] ?? "/usr/bin/redis-server"
-
-/** Waits (bounded, 20 s) for `condition`, polling every 10 ms; fails with `seen()`. */
-const eventually = async (condition: () => boolean, seen: () => string) => {
-  const deadline = Date.now() + 20_000
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`waited 20 s: ${seen()}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 
 let redis: ChildProcess
 let url: string

@@ -4,12 +4,12 @@
  * connections.
  */
 import { assert } from "@effect/vitest"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { Clock, Effect, Fiber, Metric } from "effect"
 import { TestClock } from "effect/testing"
 import * as CarrierPacingConfig from "../../../src/carriers/pacing/CarrierPacingConfig.ts"
 import * as CarrierPacingMetrics from "../../../src/carriers/pacing/CarrierPacingMetrics.ts"
 import type { SlotPacer, SlotStore } from "../../../src/carriers/pacing/SlotPacer.ts"
-import { waitUntil } from "../../fixtures/Waiting.ts"
 import { countedSleeps, doneOrTimingOut, settle } from "./StoreWatch.ts"
 
 export type Workers = readonly [SlotPacer, SlotPacer]

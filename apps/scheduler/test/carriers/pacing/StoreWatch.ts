@@ -9,9 +9,9 @@
  * `countedSleeps` counts the sleeps begun on the Clock, and `settle` waits (bounded, failing with what it saw) until
  * every live acquirer is one of the sleepers, however long the machine takes.
  */
+import { liveSleep, waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { Clock, Context, Effect, type Fiber } from "effect"
 import type { SlotStore } from "../../../src/carriers/pacing/SlotPacer.ts"
-import { liveSleep, waitUntil } from "../../fixtures/Waiting.ts"
 
 // Counts over every watched store and counted clock of the test file (its tests run one at a time).
 let inFlight = 0
