@@ -1,10 +1,12 @@
 // `npm run check:deps`: the monorepo's dependency rule (rule.js beside this file) checked over
 // every import of every source file and every declared dependency of every workspace package.
 // ESLint applies the same rule per file; this check also catches what ESLint does not see:
-// package.json dependencies and files outside ESLint's reach. Exit 1 lists every violation.
+// package.json dependencies and files outside ESLint's reach, and rule 4 (no SQL function body in a migration
+// after 0027: bodies live in packages/store/src/functions/), which is about SQL text, not imports.
+// Exit 1 lists every violation.
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { layerOf, violation } from "./rule.js"
+import { functionBodyViolations, layerOf, violation } from "./rule.js"
 
 const IMPORT =
   /(?:^|[^\w.])(?:import|export)\s[^"'`;]*?\sfrom\s*["']([^"']+)["']|(?:^|[^\w.])import\s*\(\s*["']([^"']+)["']\s*\)|(?:^|[^\w.])import\s+["']([^"']+)["']/gm
@@ -57,9 +59,13 @@ export const check = (root: string): Array<string> => {
       }
       for (const file of walk(dir, [])) {
         const relFile = path.relative(root, file).split(path.sep).join("/")
-        for (const { spec, line } of importsOf(fs.readFileSync(file, "utf8"))) {
+        const source = fs.readFileSync(file, "utf8")
+        for (const { spec, line } of importsOf(source)) {
           const message = violation(relFile, spec)
           if (message) problems.push(`${relFile}:${line}: ${message}`)
+        }
+        for (const { line, message } of functionBodyViolations(relFile, source)) {
+          problems.push(`${relFile}:${line}: ${message}`)
         }
       }
     }

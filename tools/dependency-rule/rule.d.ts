@@ -8,3 +8,13 @@ export declare const layerOf: (
   relativePath: string
 ) => { readonly name: string; readonly layer: Layer; readonly self: string } | undefined
 export declare const violation: (relativePath: string, spec: string) => string | undefined
+export declare const functionBodies: {
+  readonly home: string
+  readonly migrations: string
+  readonly frozenThrough: number
+  readonly forbidden: ReadonlyArray<{ readonly pattern: RegExp; readonly what: string }>
+}
+export declare const functionBodyViolations: (
+  relativePath: string,
+  source: string
+) => Array<{ readonly line: number; readonly message: string }>

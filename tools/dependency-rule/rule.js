@@ -5,6 +5,7 @@
 //   domain  <- api, store <- apps        (apps never import each other)
 //   runtime (process plumbing) <- apps
 //   domain <- agent-test (the custom-LLM test runner) <- apps
+//   rule 4: SQL function bodies live in packages/store/src/functions/, not in migrations after 0027
 //
 // Plain JavaScript so that eslint.config.js can import it without a TypeScript loader.
 
@@ -113,4 +114,43 @@ export const violation = (relativePath, spec) => {
       : undefined
   }
   return owner.layer.check(spec, owner.self)
+}
+
+/**
+ * Rule 4 (docs/architecture.md "SQL functions", decision 0017): a SQL function's body lives in one file of
+ * `functions/`, which the migrator re-creates when its text changes. Migrations 0001-0027 are frozen byte for
+ * byte and keep the bodies they shipped with; a later migration holds schema (tables, indexes, triggers) only.
+ */
+export const functionBodies = {
+  home: "packages/store/src/functions/",
+  migrations: "packages/store/src/migrations/",
+  frozenThrough: 27,
+  forbidden: [
+    { pattern: /\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE)\b/gi, what: "CREATE FUNCTION" },
+    { pattern: /\bLANGUAGE\s+'?plpgsql\b/gi, what: "a LANGUAGE plpgsql body" }
+  ]
+}
+
+/** Whether rule 4 applies to a repository-relative path: a migration numbered after the frozen ones. */
+const holdsNoFunctionBody = (relativePath) => {
+  const { migrations, frozenThrough } = functionBodies
+  if (!relativePath.startsWith(migrations)) return false
+  const id = /^(\d{4})_[^/]*$/.exec(relativePath.slice(migrations.length))
+  return id !== null && Number(id[1]) > frozenThrough
+}
+
+/** Every function body found in one file's text where rule 4 forbids it, as `{ line, message }`. */
+export const functionBodyViolations = (relativePath, source) => {
+  if (!holdsNoFunctionBody(relativePath)) return []
+  const found = []
+  for (const { pattern, what } of functionBodies.forbidden) {
+    for (const match of source.matchAll(pattern)) {
+      found.push({
+        line: source.slice(0, match.index).split("\n").length,
+        message: `${what} in a migration after ${String(functionBodies.frozenThrough).padStart(4, "0")}: ` +
+          `migrations hold schema only, a function lives in ${functionBodies.home}<name>.sql (rule 4, decision 0017)`
+      })
+    }
+  }
+  return found.sort((a, b) => a.line - b.line)
 }

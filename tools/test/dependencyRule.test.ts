@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { check, importsOf } from "../dependency-rule/check.ts"
-import { violation } from "../dependency-rule/rule.js"
+import { functionBodyViolations, violation } from "../dependency-rule/rule.js"
 
 const root = path.resolve(import.meta.dirname, "..", "..")
 
@@ -84,6 +84,60 @@ describe("dependency rule", () => {
     } finally {
       fs.rmSync(tree, { recursive: true, force: true })
     }
+  })
+
+  // Rule 4 (docs/architecture.md "SQL functions"; issue 29 item 2): migrations 0001-0027 are frozen with the bodies
+  // they shipped; from 0028 on a migration creates tables, indexes and triggers, never a function body.
+  describe("rule 4: no SQL function body in a migration after 0027", () => {
+    const plpgsql = [
+      "yield* sql`",
+      "  CREATE OR REPLACE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS $$",
+      "  BEGIN RETURN NEW; END $$`",
+      "yield* sql`CREATE FUNCTION answer() RETURNS int AS $$ SELECT 42 $$ LANGUAGE sql`",
+      "yield* sql`CREATE TRIGGER t AFTER INSERT ON x FOR EACH ROW EXECUTE FUNCTION touch()`"
+    ].join("\n")
+
+    it("finds CREATE [OR REPLACE] FUNCTION and LANGUAGE plpgsql in 0028 and later, with their lines", () => {
+      const found = functionBodyViolations("packages/store/src/migrations/0028_x.ts", plpgsql)
+      assert.deepStrictEqual(found.map((f) => f.line), [2, 2, 4])
+      assert.match(found[0]?.message ?? "", /in a migration after 0027: .*packages\/store\/src\/functions\//)
+      assert.lengthOf(functionBodyViolations("packages/store/src/migrations/0103_later.ts", plpgsql), 3)
+    })
+
+    it("leaves the frozen migrations, the functions folder and triggers alone", () => {
+      assert.deepStrictEqual(
+        functionBodyViolations("packages/store/src/migrations/0027_contact_search.ts", plpgsql),
+        []
+      )
+      assert.deepStrictEqual(functionBodyViolations("packages/store/src/migrations/0001_extensions.ts", plpgsql), [])
+      assert.deepStrictEqual(functionBodyViolations("packages/store/src/functions/touch.sql", plpgsql), [])
+      assert.deepStrictEqual(
+        functionBodyViolations(
+          "packages/store/src/migrations/0029_trigger.ts",
+          "yield* sql`CREATE TRIGGER t AFTER INSERT ON x FOR EACH ROW EXECUTE FUNCTION touch()`"
+        ),
+        []
+      )
+    })
+
+    it("fails the repository-wide check when a migration after 0027 defines a function", () => {
+      const tree = fs.mkdtempSync(path.join(os.tmpdir(), "svc-deps-"))
+      try {
+        const migrations = path.join(tree, "packages/store/src/migrations")
+        fs.mkdirSync(migrations, { recursive: true })
+        fs.writeFileSync(path.join(tree, "packages/store/package.json"), JSON.stringify({ dependencies: {} }))
+        fs.writeFileSync(path.join(migrations, "0027_frozen.ts"), plpgsql)
+        fs.writeFileSync(path.join(migrations, "0029_bad.ts"), plpgsql)
+        const problems = check(tree)
+        assert.deepStrictEqual(problems.map((p) => p.split(": ")[0]), [
+          "packages/store/src/migrations/0029_bad.ts:2",
+          "packages/store/src/migrations/0029_bad.ts:2",
+          "packages/store/src/migrations/0029_bad.ts:4"
+        ])
+      } finally {
+        fs.rmSync(tree, { recursive: true, force: true })
+      }
+    })
   })
 
   it("fails ESLint (and so npm test) when the domain imports effect/sql", async () => {
