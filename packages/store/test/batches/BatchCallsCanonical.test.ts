@@ -3,7 +3,7 @@
 // definition (the request hash of an idempotent retry depends on it: keys sorted by code unit, no whitespace, members
 // whose value is undefined left out), over randomized values, and walk any depth.
 import { assert, describe, it } from "@effect/vitest"
-import { canonical, canonicalJson, hasUnstorable, isCanonicalOrder } from "../../src/batches/BatchCallsRepo.ts"
+import { canonical, canonicalJson, hasUnstorable, isCanonicalOrder } from "../../src/batches/CanonicalJson.ts"
 
 /** The definition, recursive: only ever given shallow values here. */
 const reference = (value: unknown): string => {

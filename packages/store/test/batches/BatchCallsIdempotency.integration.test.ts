@@ -5,12 +5,8 @@ import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import {
-  BatchCallsRepo,
-  IDEMPOTENCY_KEY_TTL_MS,
-  RETRY_WINDOW_MS,
-  TASK_FIELDS
-} from "../../src/batches/BatchCallsRepo.ts"
+import { BatchCallsRepo, IDEMPOTENCY_KEY_TTL_MS, RETRY_WINDOW_MS } from "../../src/batches/BatchCallsRepo.ts"
+import { TASK_FIELDS } from "../../src/batches/TaskPreparer.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
 const Repo = BatchCallsRepo.layer.pipe(Layer.provideMerge(TestDatabase.layer))

@@ -1,0 +1,7 @@
+/**
+ * Batch calls (decision 0302): what other features and the apps may use of batches. `BatchCallsRepo` is the
+ * service composed of CreateBatchCall, TaskPreparer, CanonicalJson, Idempotency and BatchCallReads (its errors,
+ * models and constants come with it); `BatchProgressRepo` the progress and cancelling of a batch.
+ */
+export * from "./BatchCallsRepo.ts"
+export * from "./BatchProgressRepo.ts"
