@@ -7,9 +7,9 @@
  *
  * Each SQL function and trigger function lives in `functions/<name>.sql` as its current definition, one
  * `CREATE OR REPLACE FUNCTION` per file (decision 0017). After the migrations, in the same transaction, a file
- * whose text differs from the one last applied (its SHA-256, kept in `svc_functions`) is executed again; an
- * unchanged one is left alone. So a function changes by editing its file, not by copying its body into a new
- * migration (`scheduler_claim` had been copied into six).
+ * whose text differs from the one last applied (its SHA-256, kept in `svc_functions`), or whose function is
+ * missing, is executed again; an unchanged one is left alone. So a function changes by editing its file, not
+ * by copying its body into a new migration (`scheduler_claim` had been copied into six).
  *
  * Safe when several processes start at once: the whole run holds a transaction-level advisory lock, so the
  * second process waits and then finds nothing left to do (effect's Migrator alone creates its bookkeeping
@@ -73,9 +73,9 @@ const LOCK_KEY = 0x5356_4d31
 const migrate = Migrator.make({})({ loader: all, table: "svc_migrations" })
 
 /**
- * Creates (or replaces) each function whose text differs from the one recorded in `svc_functions`, records
- * the new hash and forgets files that are gone (dropping a function is schema: a migration does it). Returns
- * the names it executed. Runs inside the caller's transaction and lock.
+ * Creates (or replaces) each function whose text differs from the one recorded in `svc_functions` or that is
+ * missing, records the new hash and forgets files that are gone (dropping a function is schema: a migration
+ * does it). Returns the names it executed. Runs inside the caller's transaction and lock.
  */
 const define = (definitions: ReadonlyArray<SqlFunction>) =>
   Effect.gen(function*() {
@@ -88,9 +88,15 @@ const define = (definitions: ReadonlyArray<SqlFunction>) =>
         r.sha256
       ])
     )
+    // A function some migration dropped (to change its signature, say) is created again even if its file is not
+    // new: the hash says what was applied, the catalog whether it is still there.
+    const present = new Set(
+      (yield* sql<{ name: string }>`
+        SELECT proname AS name FROM pg_proc WHERE pronamespace = current_schema()::regnamespace`).map((r) => r.name)
+    )
     const created: Array<string> = []
     for (const fn of definitions) {
-      if (applied.get(fn.name) === fn.sha256) continue
+      if (applied.get(fn.name) === fn.sha256 && present.has(fn.name)) continue
       yield* sql.unsafe(fn.text)
       yield* sql`
         INSERT INTO svc_functions (name, sha256) VALUES (${fn.name}, ${fn.sha256})

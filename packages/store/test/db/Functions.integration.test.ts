@@ -128,6 +128,12 @@ describe("SQL functions", () => {
       const restored = yield* onPool(url, Migrations.run)
       assert.deepStrictEqual(restored, [])
       assert.strictEqual(yield* onPool(url, callId), original)
+
+      // a function a migration dropped (to change its signature) comes back though its file did not change
+      yield* onPool(url, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DROP FUNCTION svc_call_id(bigint)`))
+      const recreated = yield* onPool(url, Effect.andThen(Migrations.functions, Migrations.runWith))
+      assert.deepStrictEqual(recreated, { migrations: [], functions: ["svc_call_id"] })
+      assert.strictEqual(yield* onPool(url, callId), original)
     }).pipe(Effect.scoped), { timeout: 180_000 })
 
   it.live(
