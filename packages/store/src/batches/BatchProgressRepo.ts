@@ -25,9 +25,7 @@ import { BatchCallProgress } from "@svc/domain/models/BatchCallProgress.ts"
 import { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { dialTimes } from "../dispatch/DispatchInspect.ts"
-import { ORG_LOCK } from "../dispatch/DispatchRepo.ts"
-import { legalHoursOf, type LegalHoursSummary } from "../dispatch/LegalHoursReport.ts"
+import { dialTimes, legalHoursOf, type LegalHoursSummary, ORG_LOCK } from "../dispatch/index.ts"
 import { BatchCallNotFound, type BatchCallStatus, type TaskState, TaskStates } from "./BatchCallsRepo.ts"
 
 /**

@@ -17,7 +17,7 @@
 import { CanonicalCallTimeWindow, isOpen, nextClosing, nextOpening } from "@svc/domain/CallWindow.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { TaskStates } from "../batches/BatchCallsRepo.ts"
+import { TaskStates } from "../batches/index.ts"
 import { legalHoursOf } from "./LegalHoursReport.ts"
 
 /**

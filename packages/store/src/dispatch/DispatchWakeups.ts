@@ -6,7 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { type Cause, Clock, Effect, Option, Queue, type Scope } from "effect"
-import { CREATED_CHANNEL } from "../batches/BatchCallsRepo.ts"
+import { CREATED_CHANNEL } from "../batches/index.ts"
 
 /** What a listener that broke (its connection was lost, or could not be opened) does before listening again. */
 export type OnListenerFailure = (cause: Cause.Cause<unknown>, startedAt: number) => Effect.Effect<void>
