@@ -53,22 +53,22 @@ const digest = (outcomes: typeof first) =>
   createHash("sha256").update(JSON.stringify(outcomes.map((o) => o.verdict))).digest("hex")
 const counts = { pass: 0, fail: 0, error: 0 }
 for (const o of first) counts[o.verdict.status]++
-console.log(
+process.stdout.write(
   `100 definitions x 8 turns: ${seconds.toFixed(2)} s, ${(100 / seconds).toFixed(1)} runs/s, ` +
     `${(800 / seconds).toFixed(0)} turns/s, runner CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms ` +
     `(${(((cpu.user + cpu.system) / 1e6 / seconds) * 100).toFixed(0)} % of one core); verdicts ${
       JSON.stringify(counts)
-    }`
+    }\n`
 )
 const reference = digest(first)
 const digests = new Set([reference])
 const t1 = performance.now()
 for (let r = 0; r < reruns; r++) digests.add(digest(await Effect.runPromise(batch)))
-console.log(
+process.stdout.write(
   `determinism: ${reruns} reruns in ${((performance.now() - t1) / 1000).toFixed(1)} s, ` +
     `${digests.size === 1 ? "byte-identical verdicts" : `${digests.size} different verdict sets`} (sha256 ${
       reference.slice(0, 16)
-    })`
+    })\n`
 )
 server.kill("SIGTERM")
 if (seconds > 30 || digests.size !== 1) process.exitCode = 1
