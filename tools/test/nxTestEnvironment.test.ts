@@ -15,7 +15,8 @@ const { covered } = createRequire(import.meta.url)("../nx/testEnvironment.cjs") 
 const NOT_READ_BY_TESTS: Record<string, string> = {
   PG_VERSION: "a file of a PostgreSQL data directory",
   GITHUB_STEP_SUMMARY: "where the CI summary reporter writes; it changes no result",
-  X_1: "a contact's external_id in a store test"
+  X_1: "a contact's external_id in a store test",
+  EREFUSED_ADDRESS: "the error code the batch-test runner's address check gives a refused WebSocket address"
 }
 
 /** Node's error codes (`HPE_INVALID_METHOD` of its HTTP parser, `ERR_HTTP_REQUEST_TIMEOUT`), matched by the server. */

@@ -14,6 +14,7 @@ import { TestRunsRepo } from "@svc/store/batchTests/index.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
 import { Config, Duration, Effect, Layer, Schedule } from "effect"
 import type { SqlClient } from "effect/sql"
+import { DatabaseHealth } from "../runtime/DatabaseHealth.ts"
 import * as AddressPolicy from "../webhooks/AddressPolicy.ts"
 
 /** @category models */
@@ -105,48 +106,60 @@ const execute = (run: ClaimedRun, settings: BatchTestSettings): Effect.Effect<Ru
 }
 
 /**
- * One fiber's loop: lease, run, finish; sleep `pollMs` when nothing is due.
+ * One round of a fiber: lease a due run, run it, finish it. Answers whether a run was found.
+ *
+ * @category constructors
+ */
+const round = (settings: BatchTestSettings, workerId: string) =>
+  Effect.gen(function*() {
+    const repo = yield* TestRunsRepo
+    const run = yield* repo.claim(workerId, settings.leaseMs)
+    if (run === undefined) return false
+    const result = yield* Effect.scoped(Effect.gen(function*() {
+      // the lease is renewed while the run goes on; a worker that stops renewing (killed) loses it
+      yield* Effect.forkScoped(
+        repo.renew(run, workerId, settings.leaseMs).pipe(
+          Effect.delay(Duration.millis(Math.floor(settings.leaseMs / 3))),
+          Effect.repeat(Schedule.forever)
+        )
+      )
+      return yield* execute(run, settings)
+    }))
+    const finished = yield* repo.finish(run, workerId, result)
+    if (!finished) {
+      yield* Effect.logWarning("batch test run lost its lease before it finished; its result was not recorded")
+        .pipe(Effect.annotateLogs({ run: run.runId, attempt: run.attempt }))
+    }
+    return true
+  })
+
+/**
+ * One fiber's loop: rounds back to back while runs are due, a pause of `pollMs` when none is or a round failed.
+ * A failure is DatabaseHealth's to log, as every other loop of the worker: an outage once when it starts and once
+ * when it ends (no stack, issue 16), anything else with its cause; the loop goes on.
  *
  * @category constructors
  */
 const fiberLoop = (settings: BatchTestSettings, workerId: string) =>
   Effect.gen(function*() {
-    const repo = yield* TestRunsRepo
-    while (true) {
-      const run = yield* repo.claim(workerId, settings.leaseMs)
-      if (run === undefined) {
-        yield* Effect.sleep(Duration.millis(settings.pollMs))
-        continue
-      }
-      const result = yield* Effect.scoped(Effect.gen(function*() {
-        // the lease is renewed while the run goes on; a worker that stops renewing (killed) loses it
-        yield* Effect.forkScoped(
-          repo.renew(run, workerId, settings.leaseMs).pipe(
-            Effect.delay(Duration.millis(Math.floor(settings.leaseMs / 3))),
-            Effect.repeat(Schedule.forever)
-          )
-        )
-        return yield* execute(run, settings)
-      }))
-      const finished = yield* repo.finish(run, workerId, result)
-      if (!finished) {
-        yield* Effect.logWarning("batch test run lost its lease before it finished; its result was not recorded")
-          .pipe(Effect.annotateLogs({ run: run.runId, attempt: run.attempt }))
-      }
-    }
-  }).pipe(
-    // a database outage or a defect ends one look, not the worker: the next look starts after a pause
-    Effect.catchCause((cause) => Effect.logError("batch test runner failed; retrying", cause)),
-    Effect.andThen(Effect.sleep(Duration.millis(settings.pollMs))),
-    Effect.forever
-  )
+    const health = yield* DatabaseHealth
+    return yield* round(settings, workerId).pipe(
+      health.observe("batch test run"),
+      Effect.catchCause(() => Effect.succeed(false)),
+      Effect.flatMap((found) => found ? Effect.void : Effect.sleep(Duration.millis(settings.pollMs))),
+      Effect.forever
+    )
+  })
 
 /**
  * The worker's batch test loops, on the application's `SqlClient`.
  *
  * @category constructors
  */
-export const loop = (settings: BatchTestSettings, workerId: string): Effect.Effect<never, never, SqlClient.SqlClient> =>
+export const loop = (
+  settings: BatchTestSettings,
+  workerId: string
+): Effect.Effect<never, never, SqlClient.SqlClient | DatabaseHealth> =>
   Effect.forEach(Array.from({ length: settings.concurrency }), () => fiberLoop(settings, workerId), {
     concurrency: "unbounded",
     discard: true
@@ -161,5 +174,5 @@ export const loop = (settings: BatchTestSettings, workerId: string): Effect.Effe
  *
  * @category constructors
  */
-export const loopFromEnv = (workerId: string): Effect.Effect<never, never, SqlClient.SqlClient> =>
+export const loopFromEnv = (workerId: string): Effect.Effect<never, never, SqlClient.SqlClient | DatabaseHealth> =>
   Effect.flatMap(Effect.orDie(load), (settings) => loop(settings, workerId))

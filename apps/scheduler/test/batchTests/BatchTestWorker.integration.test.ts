@@ -8,6 +8,7 @@ import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Effect, Fiber, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as BatchTestWorker from "../../src/batchTests/BatchTestWorker.ts"
+import { DatabaseHealth } from "../../src/runtime/DatabaseHealth.ts"
 
 // Batch tests run by the scheduler (issue 32 items 2 and 3, "Done when"): a batch with a passing, a failing and an
 // erroring definition ends complete with counts 1/1/1; a worker killed mid-run leaves the job to complete with exact
@@ -15,7 +16,8 @@ import * as BatchTestWorker from "../../src/batchTests/BatchTestWorker.ts"
 
 const Repos = Layer.mergeAll(BatchTestsRepo.layer, TestCaseDefinitionsRepo.layer, TestRunsRepo.layer).pipe(
   Layer.provideMerge(CursorKeys.layer),
-  Layer.provideMerge(TestDatabase.layer)
+  Layer.provideMerge(TestDatabase.layer),
+  Layer.provideMerge(DatabaseHealth.layer)
 )
 
 const settings = (overrides: Partial<BatchTestWorker.BatchTestSettings> = {}) =>

@@ -50,6 +50,10 @@ describe("admission control under a burst of small create-batch-calls", () => {
           // bounded: 30 s of 20 ms polls
           if (polls > 1_500) return yield* Effect.die(new Error(`only ${waiting} creates ever waited on the lock`))
           yield* Effect.sleep("20 millis")
+          // pg_stat_activity is a snapshot taken at its first read in a transaction and kept to its end: without
+          // clearing it this loop, one transaction, would read the first poll's count forever (under load that
+          // was 1 or 2, and the test hung)
+          yield* sql`SELECT pg_stat_clear_snapshot()`
           const rows = yield* sql<{ n: number }>`
             SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE datname = current_database() AND wait_event_type = 'Lock'`
@@ -63,7 +67,9 @@ describe("admission control under a burst of small create-batch-calls", () => {
       (_, i) => server.request("POST", "/create-batch-call", { key: org.key, body: batch(i) })
     )
     // The TestDatabase pool has 4 connections: the lock's and three blocked creates.
-    assert.strictEqual(await Effect.runPromise(Deferred.await(locked)), 3)
+    // a holder that gives up fails the test at once instead of leaving it to the timeout
+    const lockedOrFailed = Promise.race([Effect.runPromise(Deferred.await(locked)), holding.then(() => -1)])
+    assert.strictEqual(await lockedOrFailed, 3)
     Effect.runSync(Deferred.succeed(release, undefined))
     await holding
     const responses = await Promise.all(answers)
