@@ -17,6 +17,7 @@
  */
 import { Schema, SchemaIssue } from "effect"
 import { CustomFieldValue } from "./Contact.ts"
+import { oneTagField } from "./ContactInput.ts"
 import { E164 } from "./E164.ts"
 import { EpochMillis, NonNegativeInt } from "./Primitives.ts"
 
@@ -91,20 +92,6 @@ const storableCustomFields = Schema.makeFilter(
     }
     return undefined
   }
-)
-
-const oneTagField = Schema.makeFilter(
-  (input: { readonly tags?: ReadonlyArray<string>; readonly contact_tags?: ReadonlyArray<string> }, _ast, options) =>
-    input.tags !== undefined && input.contact_tags !== undefined
-      ? new SchemaIssue.Pointer(
-        ["tags"],
-        new SchemaIssue.InvalidValue(
-          { message: "cannot be sent together with contact_tags; send one of them" },
-          input.tags,
-          options
-        )
-      )
-      : undefined
 )
 
 /**

@@ -26,7 +26,13 @@ const editableFields = {
   )
 }
 
-const oneTagField = Schema.makeFilter(
+/**
+ * Refuses a body that sends both `tags` (the vendor's name) and `contact_tags` (the spec's): one list, one name
+ * (design, "Contact tags"). Shared by the request bodies here and the import line (`ContactImportLine`).
+ *
+ * @category schemas
+ */
+export const oneTagField = Schema.makeFilter(
   (input: { readonly tags?: ReadonlyArray<string>; readonly contact_tags?: ReadonlyArray<string> }, _ast, options) =>
     input.tags !== undefined && input.contact_tags !== undefined
       ? new SchemaIssue.Pointer(
