@@ -6,9 +6,10 @@
  * The call object is what the SQL function `call_json` (store migration 0012) returns for a row; the schema here
  * names every member it can hold, so encoding a response drops nothing.
  */
-import { Effect, Option, Schema, SchemaGetter, SchemaIssue, SchemaTransformation } from "effect"
+import { Effect, Schema, SchemaTransformation } from "effect"
 import { BooleanFilter, EnumFilter, NumberFilter, PresentFilter, RangeFilter, StringFilter } from "./FilterCondition.ts"
 import { jsonDepth, maxJsonDepth } from "./JsonLimits.ts"
+import { cursorOrOffset, nullMeansEmpty, onlyMembers, optionalPaginationKey } from "./ListRequest.ts"
 import { NonEmptyString, NonNegativeInt } from "./Primitives.ts"
 
 /**
@@ -242,21 +243,7 @@ const UnknownMember = Schema.String.check(Schema.makeFilter((key: string) => !ca
 export const CallFilterCriteria = Schema.StructWithRest(CallFilterFields, [
   Schema.Record(UnknownMember, Schema.Unknown)
 ]).check(
-  Schema.makeFilter((criteria, _ast, options) => {
-    for (const [key, value] of Object.entries(criteria)) {
-      if (!callFilterMembers.includes(key)) {
-        return new SchemaIssue.Pointer(
-          [key],
-          new SchemaIssue.InvalidValue(
-            { message: `is not a filter member svc supports; the members are ${callFilterMembers.join(", ")}` },
-            value,
-            options
-          )
-        )
-      }
-    }
-    return undefined
-  })
+  onlyMembers(callFilterMembers, `is not a filter member svc supports; the members are ${callFilterMembers.join(", ")}`)
 ).pipe(
   Schema.decodeTo(Schema.toType(CallFilterFields), SchemaTransformation.passthroughSubtype()),
   Schema.annotate({ identifier: "CallFilterCriteria", description: "Conditions on calls, combined with AND." })
@@ -271,15 +258,7 @@ export type CallFilterCriteria = typeof CallFilterCriteria.Type
  */
 export const defaultListCallsLimit = 50
 
-const OptionalPaginationKey = Schema.optionalKey(Schema.String).pipe(
-  Schema.decodeTo(
-    Schema.optionalKey(NonEmptyString),
-    SchemaTransformation.transformOptional({
-      decode: (key) => Option.filter(key, (value) => value !== ""),
-      encode: (key) => key
-    })
-  )
-)
+const OptionalPaginationKey = optionalPaginationKey(Schema.String, NonEmptyString)
 
 const ListCallsFields = Schema.Struct({
   limit: Schema.Int.check(
@@ -292,20 +271,7 @@ const ListCallsFields = Schema.Struct({
   pagination_key: OptionalPaginationKey,
   include_total: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   filter_criteria: Schema.optionalKey(CallFilterCriteria)
-}).check(
-  Schema.makeFilter((request, _ast, options) =>
-    request.pagination_key !== undefined && request.skip !== undefined && request.skip > 0
-      ? new SchemaIssue.Pointer(
-        ["skip"],
-        new SchemaIssue.InvalidValue(
-          { message: "must be 0 or omitted when pagination_key is given (cursor and offset paging do not combine)" },
-          request.skip,
-          options
-        )
-      )
-      : undefined
-  )
-)
+}).check(cursorOrOffset)
 
 /**
  * A decoded `list-calls` request, defaults applied.
@@ -319,14 +285,7 @@ export class ListCallsRequest extends Schema.Class<ListCallsRequest>("ListCallsR
  *
  * @category schemas
  */
-export const ListCallsBody = Schema.NullishOr(Schema.toEncoded(ListCallsRequest)).annotate({
-  expected: "an object (null or no body means {})"
-}).pipe(
-  Schema.decodeTo(ListCallsRequest, {
-    decode: SchemaGetter.transform((body) => body ?? {}),
-    encode: SchemaGetter.passthrough()
-  })
-)
+export const ListCallsBody = nullMeansEmpty(ListCallsRequest)
 
 /**
  * One page of calls; `total` only when the request set `include_total`.

@@ -11,9 +11,10 @@
  * would return contacts the caller meant to exclude (design, "filter `op`": "Unknown member, type or op: 400").
  * Other unknown fields are rejected at the HTTP edge like everywhere (RequestDecoding.ts).
  */
-import { Effect, Option, Schema, SchemaGetter, SchemaIssue, SchemaTransformation } from "effect"
+import { Effect, Schema, SchemaTransformation } from "effect"
 import { Contact } from "./Contact.ts"
 import { BooleanFilter, EnumFilter, NumberFilter, PresentFilter, RangeFilter, StringFilter } from "./FilterCondition.ts"
+import { cursorOrOffset, nullMeansEmpty, onlyMembers, optionalPaginationKey } from "./ListRequest.ts"
 import { NonEmptyString, NonNegativeInt, PaginationKeyText } from "./Primitives.ts"
 
 const customFieldKey = {
@@ -76,19 +77,7 @@ const unknownMemberMessage = `is not a filter member; the members are ${contactF
 export const ContactFilterCriteria = Schema.StructWithRest(ContactFilterFields, [
   // Keeps the keys that are not members, so that the check below can see them and reject the first.
   Schema.Record(UnknownMember, Schema.Unknown)
-]).check(
-  Schema.makeFilter((criteria, _ast, options) => {
-    for (const [key, value] of Object.entries(criteria)) {
-      if (!contactFilterMembers.includes(key)) {
-        return new SchemaIssue.Pointer(
-          [key],
-          new SchemaIssue.InvalidValue({ message: unknownMemberMessage }, value, options)
-        )
-      }
-    }
-    return undefined
-  })
-).pipe(
+]).check(onlyMembers(contactFilterMembers, unknownMemberMessage)).pipe(
   Schema.decodeTo(Schema.toType(ContactFilterFields), SchemaTransformation.passthroughSubtype()),
   Schema.annotate({
     identifier: "ContactFilterCriteria",
@@ -121,17 +110,9 @@ const ListContactsLimit = Schema.Int.check(
   Schema.isBetween({ minimum: 1, maximum: 1000 }, { expected: "an integer from 1 to 1000" })
 )
 
-// The key of a response that has no next page may come back empty: treat "" as "no key".
-const OptionalPaginationKey = Schema.optionalKey(
-  Schema.String.annotate({ description: "base64url key taken from a previous response's pagination_key." })
-).pipe(
-  Schema.decodeTo(
-    Schema.optionalKey(PaginationKeyText),
-    SchemaTransformation.transformOptional({
-      decode: (key) => Option.filter(key, (value) => value !== ""),
-      encode: (key) => key
-    })
-  )
+const OptionalPaginationKey = optionalPaginationKey(
+  Schema.String.annotate({ description: "base64url key taken from a previous response's pagination_key." }),
+  PaginationKeyText
 )
 
 const ListContactsFields = Schema.Struct({
@@ -158,21 +139,7 @@ const ListContactsFields = Schema.Struct({
         "and custom field values. Control characters are refused."
     })
   )
-}).check(
-  Schema.makeFilter((request, _ast, options) =>
-    // decision 0104: a cursor already fixes the position; an offset on top of it has no meaning
-    request.pagination_key !== undefined && request.skip !== undefined && request.skip > 0
-      ? new SchemaIssue.Pointer(
-        ["skip"],
-        new SchemaIssue.InvalidValue(
-          { message: "must be 0 or omitted when pagination_key is given (cursor and offset paging do not combine)" },
-          request.skip,
-          options
-        )
-      )
-      : undefined
-  )
-)
+}).check(cursorOrOffset)
 
 /**
  * A decoded `list-contacts` request, defaults applied.
@@ -189,14 +156,7 @@ export class ListContactsRequest extends Schema.Class<ListContactsRequest>("List
  *
  * @category schemas
  */
-export const ListContactsBody = Schema.NullishOr(Schema.toEncoded(ListContactsRequest)).annotate({
-  expected: "an object (null or no body means {})"
-}).pipe(
-  Schema.decodeTo(ListContactsRequest, {
-    decode: SchemaGetter.transform((body) => body ?? {}),
-    encode: SchemaGetter.passthrough()
-  })
-)
+export const ListContactsBody = nullMeansEmpty(ListContactsRequest)
 
 /**
  * The `list-contacts` response: one page of contacts and the total count of matches.
