@@ -11,7 +11,7 @@
 //
 //   node tools/bench/scheduler.bench.ts [--rounds=3] [--tasks=20000] [--process-tasks=20000] [--warm-ups=8]
 //     [--big=100000] [--skip-window]
-//     [--dispatch-only | --processes-only] [--legal]
+//     [--dispatch-only | --processes-only] [--legal] [--profile]
 //
 //   --legal adds a third side to measurement 1 (issue 15 item 3, decision 0623): the same dispatcher on a batch whose
 //   tasks all carry legal-hour constraints (NANP numbers in the zones legal when the bench starts, several legal
@@ -65,7 +65,22 @@ const root = path.resolve(import.meta.dirname, "..", "..")
 // Database: DATABASE_URL, or an embedded server of our own
 // ---------------------------------------------------------------------------------------------------------------
 
-const database = await benchDatabase("scheduler")
+// --profile (with --dispatch-only): where PostgreSQL's time goes. pg_stat_statements tracks every statement, those
+// run inside the claim function and the triggers included (track = all), and prints the top ones per dispatched task
+// after the rounds. Needs the bench's own embedded server (the library is loaded at server start).
+const profile = process.argv.includes("--profile")
+const database = await benchDatabase(
+  "scheduler",
+  profile
+    ? {
+      settings: {
+        shared_preload_libraries: "'pg_stat_statements'",
+        "pg_stat_statements.track": "all",
+        track_functions: "'all'"
+      }
+    }
+    : {}
+)
 const { dataDir, url } = database
 
 /** A process's parent and CPU time (ms) so far, from /proc/PID/stat; undefined once it has ended. */
@@ -383,6 +398,15 @@ progress("warm-up")
 await viaDispatcher((await seedBatch(taskCount)).batchCallId)
 await viaBareLoop((await seedBatch(taskCount, undefined, { forBareLoop: true })).batchCallId)
 
+if (profile) {
+  await run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`
+    yield* sql`SELECT pg_stat_statements_reset()`
+    yield* sql`SELECT pg_stat_reset()`
+  }))
+}
+
 const ours: Array<number> = []
 const feeds: Array<number> = []
 const bare: Array<number> = []
@@ -481,6 +505,38 @@ for (let round = 0; round < (dispatchOnly ? 0 : rounds); round++) {
   }
 }
 const loadAfter = os.loadavg()[0]!
+
+/** The profile: statements by total time, per task dispatched in the measured rounds (all sides together). */
+const profileReport = !profile ? [] : await run(Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const statements = yield* sql<{ query: string; calls: number; rows: number; total: number; top: boolean }>`
+    SELECT regexp_replace(left(query, 300), '[[:space:]]+', ' ', 'g') AS query, calls::int8 AS calls, rows::int8 AS rows,
+      total_exec_time AS total, toplevel AS top
+    FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`
+  const functions = yield* sql<{ name: string; calls: number; total: number; self: number }>`
+    SELECT funcname AS name, calls::int8 AS calls, total_time AS total, self_time AS self
+    FROM pg_stat_user_functions ORDER BY total_time DESC`
+  // tasks each side dispatched in the measured rounds: ours and the legal side (dispatcher), the bare loop
+  const perTaskUs = (ms: number, sides: number) => ((ms * 1000) / (rounds * sides * taskCount)).toFixed(1)
+  const dispatcherSides = withLegal ? 2 : 1
+  return [
+    "",
+    `Profile (pg_stat_statements, track = all; µs per task over the ${rounds} rounds; "top" statements include the ` +
+    `nested ones below them; the dispatcher's statements over ${dispatcherSides} side(s), the bare loop's over 1):`,
+    "",
+    "| statement | top level | calls | rows | total ms | µs per task |",
+    "| --- | --- | ---: | ---: | ---: | ---: |",
+    ...statements.map((s) =>
+      `| \`${s.query.replaceAll("|", "\\|").slice(0, 160)}\` | ${s.top ? "yes" : "nested"} | ${Number(s.calls)} | ${
+        Number(s.rows)
+      } | ${s.total.toFixed(0)} | ${perTaskUs(s.total, s.query.includes("'bare'") ? 1 : dispatcherSides)} |`
+    ),
+    "",
+    "| function (pg_stat_user_functions) | calls | total ms | self ms |",
+    "| --- | ---: | ---: | ---: |",
+    ...functions.map((f) => `| ${f.name} | ${Number(f.calls)} | ${f.total.toFixed(0)} | ${f.self.toFixed(0)} |`)
+  ]
+}))
 
 // clean up: deleting an org deletes its batches' tasks (trigger), contacts and calls
 await run(Effect.gen(function*() {
@@ -597,4 +653,4 @@ if (one.length > 0) {
   )
 }
 // rows of the measurements this run left out (--dispatch-only, --processes-only, --skip-window) have no figures
-process.stdout.write(report.filter((row) => !row.includes("NaN")).join("\n") + "\n")
+process.stdout.write([...report.filter((row) => !row.includes("NaN")), ...profileReport].join("\n") + "\n")

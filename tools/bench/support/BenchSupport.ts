@@ -29,15 +29,23 @@ export interface BenchDatabase {
 
 /**
  * DATABASE_URL when set, else an embedded PostgreSQL of the bench's own in a temporary directory named after
- * `name`.
+ * `name`, with `settings` added to its postgresql.conf (a profile's pg_stat_statements, for one).
  */
-export const benchDatabase = async (name: string): Promise<BenchDatabase> => {
+export const benchDatabase = async (
+  name: string,
+  options: { readonly settings?: Readonly<Record<string, string>> } = {}
+): Promise<BenchDatabase> => {
   const external = process.env["DATABASE_URL"]
   if (external) return { url: Redacted.make(external), dataDir: undefined, close: async () => {} }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `svc-bench-${name}-`))
   fs.chmodSync(dataDir, 0o755)
   const scope = Scope.makeUnsafe()
-  const server = await Effect.runPromise(Scope.provide(EmbeddedPostgres.start({ dataDir }), scope))
+  const server = await Effect.runPromise(
+    Scope.provide(
+      EmbeddedPostgres.start({ dataDir, ...(options.settings === undefined ? {} : { settings: options.settings }) }),
+      scope
+    )
+  )
   return {
     url: server.url,
     dataDir,
