@@ -90,6 +90,35 @@ const frameOf = (container: object, key: string | number | undefined): Frame => 
 }
 
 /**
+ * The one walk: the members of the object or array `root`, depth first in document order, in constant stack. `visit`
+ * sees each member's key (an index in an array, a name in an object), its value and the containers it is inside
+ * (`root`'s frame first: the member's level below `root` is `stack.length`); a result other than undefined ends the
+ * walk with it. An object or array value is walked into after its visit.
+ */
+const walk = <R>(
+  root: object,
+  visit: (stack: ReadonlyArray<Frame>, key: string | number, child: unknown) => R | undefined
+): R | undefined => {
+  const stack: Array<Frame> = [frameOf(root, undefined)]
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!
+    if (frame.index >= frame.length) {
+      stack.pop()
+      continue
+    }
+    const at = frame.index++
+    const key = frame.keys === undefined ? at : frame.keys[at]!
+    const child = frame.keys === undefined
+      ? (frame.container as ReadonlyArray<unknown>)[at]
+      : (frame.container as Record<string, unknown>)[key]
+    const found = visit(stack, key, child)
+    if (found !== undefined) return found
+    if (typeof child === "object" && child !== null) stack.push(frameOf(child, key))
+  }
+  return undefined
+}
+
+/**
  * The first value of `value` that breaks a rule, in document order (a member's name before its value), or undefined.
  * Iterative: a value nested a million levels deep is walked in constant stack.
  *
@@ -104,24 +133,9 @@ export const firstJsonProblem = (value: unknown, options: JsonWalkOptions = {}):
   if (typeof value === "number") return refusesNumber(value) ? { rule: "number", path: [], value } : undefined
   if (typeof value !== "object" || value === null) return undefined
   if (above + 1 > max) return { rule: "depth", path: [] }
-  const stack: Array<Frame> = [frameOf(value, undefined)]
-  while (stack.length > 0) {
-    const frame = stack[stack.length - 1]!
-    if (frame.index >= frame.length) {
-      stack.pop()
-      continue
-    }
-    const at = frame.index++
-    let key: string | number
-    let child: unknown
-    if (frame.keys === undefined) {
-      key = at
-      child = (frame.container as ReadonlyArray<unknown>)[at]
-    } else {
-      key = frame.keys[at]!
-      if (text && badText(key)) return { rule: "text", path: pathOf(stack, key), inName: true }
-      child = (frame.container as Record<string, unknown>)[key]
-    }
+  return walk<JsonProblem>(value, (stack, key, child) => {
+    // a member's name (an array's index is a number) before its value
+    if (text && typeof key === "string" && badText(key)) return { rule: "text", path: pathOf(stack, key), inName: true }
     if (typeof child === "string") {
       if (text && badText(child)) return { rule: "text", path: pathOf(stack, key), inName: false }
     } else if (typeof child === "number") {
@@ -129,10 +143,9 @@ export const firstJsonProblem = (value: unknown, options: JsonWalkOptions = {}):
     } else if (typeof child === "object" && child !== null) {
       // the child is at level above + stack.length + 1
       if (above + stack.length + 1 > max) return { rule: "depth", path: pathOf(stack, key) }
-      stack.push(frameOf(child, key))
     }
-  }
-  return undefined
+    return undefined
+  })
 }
 
 /**
@@ -144,26 +157,14 @@ export const firstJsonProblem = (value: unknown, options: JsonWalkOptions = {}):
 export const jsonDepth = (value: unknown, limit: number = maxJsonDepth): number => {
   if (typeof value !== "object" || value === null) return 0
   let deepest = 1
-  const stack: Array<Frame> = [frameOf(value, undefined)]
-  while (stack.length > 0) {
-    const frame = stack[stack.length - 1]!
-    if (frame.index >= frame.length) {
-      stack.pop()
-      continue
+  const past = walk(value, (stack, _key, child) => {
+    if (typeof child === "object" && child !== null && stack.length + 1 > deepest) {
+      deepest = stack.length + 1
+      if (deepest > limit) return deepest
     }
-    const at = frame.index++
-    const child = frame.keys === undefined
-      ? (frame.container as ReadonlyArray<unknown>)[at]
-      : (frame.container as Record<string, unknown>)[frame.keys[at]!]
-    if (typeof child === "object" && child !== null) {
-      if (stack.length + 1 > deepest) {
-        deepest = stack.length + 1
-        if (deepest > limit) return deepest
-      }
-      stack.push(frameOf(child, at))
-    }
-  }
-  return deepest
+    return undefined
+  })
+  return past ?? deepest
 }
 
 /**
