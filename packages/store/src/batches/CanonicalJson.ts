@@ -24,10 +24,12 @@ const walkOf = (container: object, sortKeys: boolean): Walk => {
 const sizeOf = (walk: Walk) =>
   walk.keys === undefined ? (walk.container as ReadonlyArray<unknown>).length : walk.keys.length
 
-/** Whether every object inside `value` lists its keys in sorted order, so `JSON.stringify` is canonical. */
-export const isCanonicalOrder = (value: unknown): boolean => {
-  if (typeof value !== "object" || value === null) return true
-  const stack: Array<Walk> = [walkOf(value, false)]
+/**
+ * Whether some member of the container `root` (walked depth first, keys in their own order) passes `found`, which
+ * sees the container being walked, the member's place in it and its value.
+ */
+const someMember = (root: object, found: (walk: Walk, at: number, child: unknown) => boolean): boolean => {
+  const stack: Array<Walk> = [walkOf(root, false)]
   while (stack.length > 0) {
     const walk = stack[stack.length - 1]!
     if (walk.index >= sizeOf(walk)) {
@@ -35,16 +37,19 @@ export const isCanonicalOrder = (value: unknown): boolean => {
       continue
     }
     const at = walk.index++
-    let child: unknown
-    if (walk.keys === undefined) child = (walk.container as ReadonlyArray<unknown>)[at]
-    else {
-      if (at > 0 && !(walk.keys[at - 1]! < walk.keys[at]!)) return false
-      child = (walk.container as Record<string, unknown>)[walk.keys[at]!]
-    }
+    const child = walk.keys === undefined
+      ? (walk.container as ReadonlyArray<unknown>)[at]
+      : (walk.container as Record<string, unknown>)[walk.keys[at]!]
+    if (found(walk, at, child)) return true
     if (typeof child === "object" && child !== null) stack.push(walkOf(child, false))
   }
-  return true
+  return false
 }
+
+/** Whether every object inside `value` lists its keys in sorted order, so `JSON.stringify` is canonical. */
+export const isCanonicalOrder = (value: unknown): boolean =>
+  typeof value !== "object" || value === null ||
+  !someMember(value, (walk, at) => walk.keys !== undefined && at > 0 && !(walk.keys[at - 1]! < walk.keys[at]!))
 
 /**
  * Canonical JSON (object keys sorted, no whitespace): equal text for values a client means as equal. The text is
@@ -110,23 +115,8 @@ export const hasUnstorable = (value: unknown): boolean => {
   const bad = (text: string) => text.includes("\u0000") || !text.isWellFormed()
   if (typeof value === "string") return bad(value)
   if (typeof value !== "object" || value === null) return false
-  const stack: Array<Walk> = [walkOf(value, false)]
-  while (stack.length > 0) {
-    const walk = stack[stack.length - 1]!
-    if (walk.index >= sizeOf(walk)) {
-      stack.pop()
-      continue
-    }
-    const at = walk.index++
-    let child: unknown
-    if (walk.keys === undefined) child = (walk.container as ReadonlyArray<unknown>)[at]
-    else {
-      if (bad(walk.keys[at]!)) return true
-      child = (walk.container as Record<string, unknown>)[walk.keys[at]!]
-    }
-    if (typeof child === "string") {
-      if (bad(child)) return true
-    } else if (typeof child === "object" && child !== null) stack.push(walkOf(child, false))
-  }
-  return false
+  return someMember(
+    value,
+    (walk, at, child) => (walk.keys !== undefined && bad(walk.keys[at]!)) || (typeof child === "string" && bad(child))
+  )
 }
