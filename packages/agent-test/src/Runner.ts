@@ -21,6 +21,7 @@ import * as Protocol from "@svc/domain/batchTests/Protocol.ts"
 import type { ScriptedDefinition } from "@svc/domain/batchTests/TestCaseDefinition.ts"
 import {
   type AgentTurn,
+  type Ending,
   judge,
   type RunRecord,
   transcriptSnapshot,
@@ -55,7 +56,7 @@ type Event =
   | { readonly _tag: "binary" }
   | { readonly _tag: "close"; readonly code: number; readonly reason: string }
 
-class ProtocolFault {
+class ProtocolFault implements Fault {
   readonly explanation: string
   constructor(explanation: string) {
     this.explanation = explanation
@@ -157,13 +158,31 @@ interface MutableTurn {
 
 const freeze = (turn: MutableTurn): AgentTurn => ({ ...turn, latency_ms: turn.latency_ms ?? 0 })
 
+/** A failure that ends a run `error`: `explanation` names the rule broken or what failed. @category models */
+export interface Fault {
+  readonly explanation: string
+}
+
 /**
- * The conversation over an open socket: returns the record, or fails with the protocol fault.
+ * What the caller says next (`index` 0 is the first user turn), given the transcript so far: the text, or undefined
+ * when the caller has nothing more to say. A scripted run reads `user_turns`; a simulation asks a model.
+ *
+ * @category models
  */
-const converse = (
+export type NextTurn<R> = (
+  index: number,
+  transcript: ReadonlyArray<Protocol.Utterance>
+) => Effect.Effect<string | undefined, Fault, R>
+
+/**
+ * The conversation over an open socket: returns how it ended, or fails with the fault.
+ */
+const converse = <R>(
   socket: WebSocket,
   events: Queue.Queue<Event>,
-  definition: Pick<ScriptedDefinition, "user_turns" | "dynamic_variables">,
+  dynamicVariables: ScriptedDefinition["dynamic_variables"],
+  nextTurn: NextTurn<R>,
+  said: Array<string>,
   callId: string,
   options: RunnerOptions,
   turns: Array<MutableTurn>
@@ -237,7 +256,7 @@ const converse = (
                   call_id: callId,
                   call_type: "web_call",
                   call_status: "ongoing",
-                  retell_llm_dynamic_variables: definition.dynamic_variables,
+                  retell_llm_dynamic_variables: dynamicVariables,
                   metadata: { svc_test: true }
                 }))
               }
@@ -304,9 +323,12 @@ const converse = (
     const begin = yield* awaitReply(0, opened)
     afterReply(turns[0]!)
     if (begin !== "continue") return begin
-    for (const [index, said] of definition.user_turns.entries()) {
-      transcript.push({ role: "user", content: said })
-      withTools.push({ role: "user", content: said })
+    for (let index = 0;; index++) {
+      const next = yield* nextTurn(index, transcript)
+      if (next === undefined) return "script_done" as const
+      said.push(next)
+      transcript.push({ role: "user", content: next })
+      withTools.push({ role: "user", content: next })
       const sentAt = yield* Clock.currentTimeMillis
       yield* send(
         Protocol.responseRequired(index + 1, transcript, config.transcript_with_tool_calls ? withTools : undefined)
@@ -315,8 +337,47 @@ const converse = (
       afterReply(turns[index + 1]!)
       if (ended !== "continue") return ended
     }
-    return "script_done" as const
   })
+
+/** A conversation as the runner saw it: the agent's turns, what the caller said, and how it ended. @category models */
+export interface Conversation {
+  readonly turns: ReadonlyArray<AgentTurn>
+  /** the caller's turns, in order (`said[n-1]` was answered by turn n) */
+  readonly said: ReadonlyArray<string>
+  readonly result: { readonly _tag: "ended"; readonly ending: Ending } | {
+    readonly _tag: "fault"
+    readonly explanation: string
+  }
+}
+
+/**
+ * Holds one conversation as call `callId` with the server at `url`, the caller's turns from `nextTurn`. Never fails:
+ * a connection or protocol fault, or a fault of `nextTurn`, is the result `fault` with what was recorded until then.
+ *
+ * @category constructors
+ */
+export const converseWith = <R>(
+  url: string,
+  callId: string,
+  dynamicVariables: ScriptedDefinition["dynamic_variables"],
+  nextTurn: NextTurn<R>,
+  options: RunnerOptions = defaults
+): Effect.Effect<Conversation, never, R> =>
+  Effect.scoped(Effect.gen(function*() {
+    const turns: Array<MutableTurn> = []
+    const said: Array<string> = []
+    const result = yield* Effect.gen(function*() {
+      const { events, socket } = yield* connect(callUrl(url, callId), options)
+      return yield* converse(socket, events, dynamicVariables, nextTurn, said, callId, options, turns)
+    }).pipe(Effect.result)
+    return {
+      turns: turns.map(freeze),
+      said,
+      result: result._tag === "Failure"
+        ? { _tag: "fault", explanation: result.failure.explanation }
+        : { _tag: "ended", ending: result.success }
+    }
+  }))
 
 /**
  * Runs a scripted definition as call `callId` against the server at `url`. Never fails: protocol and connection
@@ -330,19 +391,23 @@ export const runScripted = (
   definition: Pick<ScriptedDefinition, "user_turns" | "assertions" | "dynamic_variables">,
   options: RunnerOptions = defaults
 ): Effect.Effect<RunOutcome> =>
-  Effect.scoped(Effect.gen(function*() {
-    const turns: Array<MutableTurn> = []
-    const result = yield* Effect.gen(function*() {
-      const { events, socket } = yield* connect(callUrl(url, callId), options)
-      return yield* converse(socket, events, definition, callId, options, turns)
-    }).pipe(Effect.result)
-    if (result._tag === "Failure") {
-      const partial: RunRecord = { turns: turns.map(freeze), ending: "script_done" }
-      return {
-        verdict: { status: "error", explanation: result.failure.explanation },
-        transcript: { ...transcriptSnapshot(definition, partial), ending: "error" }
+  Effect.map(
+    converseWith(
+      url,
+      callId,
+      definition.dynamic_variables,
+      (index) => Effect.succeed(definition.user_turns[index]),
+      options
+    ),
+    (conversation) => {
+      if (conversation.result._tag === "fault") {
+        const partial: RunRecord = { turns: conversation.turns, ending: "script_done" }
+        return {
+          verdict: { status: "error", explanation: conversation.result.explanation },
+          transcript: { ...transcriptSnapshot(definition, partial), ending: "error" }
+        }
       }
+      const record: RunRecord = { turns: conversation.turns, ending: conversation.result.ending }
+      return { verdict: judge(definition.assertions, record), transcript: transcriptSnapshot(definition, record) }
     }
-    const record: RunRecord = { turns: turns.map(freeze), ending: result.success }
-    return { verdict: judge(definition.assertions, record), transcript: transcriptSnapshot(definition, record) }
-  }))
+  )

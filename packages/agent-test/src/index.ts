@@ -1,2 +1,7 @@
-/** Runs scripted test cases against custom-LLM WebSocket servers (issue 32): the scheduler and svc-test share it. */
+/**
+ * Runs test cases against custom-LLM WebSocket servers (issue 32): scripted ones (`Runner`) and simulations played
+ * and judged by a chat-completions model (`Simulation`, `ChatCompletions`); the scheduler and svc-test share it.
+ */
+export * as ChatCompletions from "./ChatCompletions.ts"
 export * as Runner from "./Runner.ts"
+export * as Simulation from "./Simulation.ts"

@@ -8,11 +8,12 @@
  * The call webhooks' address rule (decision 0523) applies to `llm_websocket_url` too: the socket refuses loopback,
  * private, link-local and metadata addresses unless `SVC_WEBHOOK_ALLOW_PRIVATE=true`.
  */
-import { Runner } from "@svc/agent-test"
+import { type ChatCompletions, Runner, Simulation } from "@svc/agent-test"
 import type { ClaimedRun, RunResult } from "@svc/store/batchTests/index.ts"
 import { TestRunsRepo } from "@svc/store/batchTests/index.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
-import { Config, Duration, Effect, Layer, Schedule } from "effect"
+import { Config, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { FetchHttpClient, type HttpClient } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { DatabaseHealth } from "../runtime/DatabaseHealth.ts"
 import * as AddressPolicy from "../webhooks/AddressPolicy.ts"
@@ -28,8 +29,16 @@ export interface BatchTestSettings {
   /** leases a run may take before it ends `error` (its workers were lost each time) */
   readonly maxAttempts: number
   readonly runner: Runner.RunnerOptions
-  /** `SVC_TEST_LLM_URL`: the chat-completions endpoint simulation definitions need; undefined: not configured */
-  readonly llmUrl: string | undefined
+  /**
+   * The chat-completions model simulation definitions need (`SVC_TEST_LLM_*`; decision 0706); undefined: not
+   * configured. `model` undefined: each definition's `llm_model`.
+   */
+  readonly llm: LlmSettings | undefined
+}
+
+/** @category models */
+export interface LlmSettings extends Omit<ChatCompletions.ChatSettings, "model"> {
+  readonly model: string | undefined
 }
 
 /** @category constructors */
@@ -39,7 +48,7 @@ export const defaults = (overrides: Partial<BatchTestSettings> = {}): BatchTestS
   pollMs: 500,
   maxAttempts: 3,
   runner: { ...Runner.defaults, refuseAddress: AddressPolicy.refusal },
-  llmUrl: undefined,
+  llm: undefined,
   ...overrides
 })
 
@@ -55,7 +64,10 @@ export const load = Effect.gen(function*() {
     leaseMs: Config.withDefault(Config.Int("SVC_BATCH_TEST_LEASE_MS"), 60_000),
     pollMs: Config.withDefault(Config.Int("SVC_BATCH_TEST_POLL_MS"), 500),
     replyTimeoutMs: Config.withDefault(Config.Int("SVC_BATCH_TEST_REPLY_TIMEOUT_MS"), Runner.defaults.replyTimeoutMs),
-    llmUrl: Config.option(Config.String("SVC_TEST_LLM_URL"))
+    llmUrl: Config.option(Config.String("SVC_TEST_LLM_URL")),
+    llmModel: Config.option(Config.String("SVC_TEST_LLM_MODEL")),
+    llmApiKey: Config.option(Config.Redacted("SVC_TEST_LLM_API_KEY")),
+    llmTimeoutMs: Config.withDefault(Config.Int("SVC_TEST_LLM_TIMEOUT_MS"), 60_000)
   })
   return defaults({
     concurrency: Math.max(1, c.concurrency),
@@ -66,7 +78,12 @@ export const load = Effect.gen(function*() {
       replyTimeoutMs: c.replyTimeoutMs,
       refuseAddress: c.allowPrivate ? undefined : AddressPolicy.refusal
     },
-    llmUrl: c.llmUrl._tag === "Some" ? c.llmUrl.value : undefined
+    llm: Option.isNone(c.llmUrl) || c.llmUrl.value === "" ? undefined : {
+      url: c.llmUrl.value,
+      model: Option.getOrUndefined(c.llmModel),
+      apiKey: Option.getOrUndefined(c.llmApiKey),
+      timeoutMs: Math.max(1, c.llmTimeoutMs)
+    }
   })
 })
 
@@ -76,7 +93,10 @@ export const simulationNotConfigured =
   "(with SVC_TEST_LLM_MODEL and SVC_TEST_LLM_API_KEY) on the scheduler, or use type: scripted"
 
 /** Runs one leased run to its result. */
-const execute = (run: ClaimedRun, settings: BatchTestSettings): Effect.Effect<RunResult> => {
+const execute = (
+  run: ClaimedRun,
+  settings: BatchTestSettings
+): Effect.Effect<RunResult, never, HttpClient.HttpClient> => {
   if (run.attempt > settings.maxAttempts) {
     return Effect.succeed({
       status: "error",
@@ -87,16 +107,23 @@ const execute = (run: ClaimedRun, settings: BatchTestSettings): Effect.Effect<Ru
     })
   }
   const definition = run.definition
-  if (definition.type === "simulation") {
-    return Effect.succeed({
-      status: "error",
-      explanation: settings.llmUrl === undefined
-        ? simulationNotConfigured
-        : "simulation test cases are not run by this version of svc yet (decision 0704); use type: scripted",
-      transcript: null
-    })
+  const outcome = definition.type === "scripted"
+    ? Runner.runScripted(run.url, run.runId, definition, settings.runner)
+    : settings.llm === undefined
+    ? undefined
+    : Simulation.runSimulation(
+      run.url,
+      run.runId,
+      definition,
+      Simulation.options(
+        { ...settings.llm, model: settings.llm.model ?? definition.llm_model },
+        { runner: settings.runner }
+      )
+    )
+  if (outcome === undefined) {
+    return Effect.succeed({ status: "error", explanation: simulationNotConfigured, transcript: null })
   }
-  return Runner.runScripted(run.url, run.runId, definition, settings.runner).pipe(
+  return outcome.pipe(
     Effect.map((outcome) => ({
       status: outcome.verdict.status,
       explanation: outcome.verdict.explanation,
@@ -166,6 +193,8 @@ export const loop = (
   }).pipe(
     Effect.andThen(Effect.never),
     Effect.provide(TestRunsRepo.layer.pipe(Layer.provide(CursorKeys.layer))),
+    // the chat-completions endpoint of simulation runs (its URL is the operator's, not a tenant's: no address rule)
+    Effect.provide(FetchHttpClient.layer),
     Effect.orDie
   )
 

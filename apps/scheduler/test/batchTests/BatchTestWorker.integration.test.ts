@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { chatCompletionsDouble, errorBody } from "@svc/agent-test/test-support/ChatCompletionsDouble.ts"
 import { faultServer, referenceServer } from "@svc/agent-test/test-support/Servers.ts"
 import { CreateTestCaseDefinitionRequest, normalize } from "@svc/domain/batchTests/TestCaseDefinition.ts"
 import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
@@ -70,6 +71,39 @@ const seed = (url: string) =>
     return { orgId, ids }
   })
 
+/** An org with simulation definitions: one passing, one failing, one whose caller model fails (HTTP 500). */
+const seedSimulations = (url: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const orgId = `org_bt_${++serial}`
+    yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'bt', 0)`
+    const definitions = yield* TestCaseDefinitionsRepo
+    const engine = { type: "custom-llm", llm_websocket_url: url }
+    const ids: Array<string> = []
+    for (
+      const body of [
+        {
+          name: "sim pass",
+          response_engine: engine,
+          user_prompt: "Say: Where is my order 7?\nSay: bye",
+          metrics: ["mentions \"has shipped\"", "ends the call"]
+        },
+        {
+          name: "sim fail",
+          response_engine: engine,
+          llm_model: "gpt-4.1-mini",
+          user_prompt: "Say: I want a refund",
+          metrics: ["mentions \"refund approved\""]
+        },
+        { name: "sim error", response_engine: engine, user_prompt: "Say: FAIL THE MODEL", metrics: ["ends the call"] }
+      ]
+    ) {
+      const request = Schema.decodeUnknownSync(CreateTestCaseDefinitionRequest)(body)
+      ids.push((yield* definitions.create(orgId, normalize(request))).test_case_definition_id)
+    }
+    return { orgId, ids }
+  })
+
 const jobOf = (orgId: string, id: string) => Effect.flatMap(BatchTestsRepo, (repo) => repo.get(orgId, id))
 
 describe("BatchTestWorker", () => {
@@ -100,6 +134,48 @@ describe("BatchTestWorker", () => {
           transcript_with_tool_calls: Array<{ role: string }>
         }
         assert.include(transcript.transcript_with_tool_calls.map((e) => e.role), "tool_call_invocation")
+      }).pipe(Effect.scoped, Effect.provide(Repos)),
+    60_000
+  )
+
+  it.live(
+    "runs simulation definitions when a chat-completions endpoint is configured: 1/1/1, the model errors named",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* referenceServer
+        const llm = yield* chatCompletionsDouble((request) =>
+          request.body.messages[0]!.content.includes("FAIL THE MODEL")
+            ? { _tag: "status", status: 500, body: errorBody("The model is overloaded", "server_error") }
+            : undefined
+        )
+        const { ids, orgId } = yield* seedSimulations(url)
+        const runs = yield* TestRunsRepo
+        const job = yield* runs.createBatch(orgId, url, ids)
+        yield* Effect.forkScoped(
+          BatchTestWorker.loop(
+            settings({ concurrency: 1, llm: { url: llm.url, model: undefined, apiKey: undefined, timeoutMs: 30_000 } }),
+            "worker-sim"
+          )
+        )
+        yield* waitUntil(
+          "the job to complete",
+          Effect.map(jobOf(orgId, job.test_case_batch_job_id), (j) => j.status === "complete")
+        )
+        const done = yield* jobOf(orgId, job.test_case_batch_job_id)
+        assert.deepStrictEqual([done.pass_count, done.fail_count, done.error_count, done.total_count], [1, 1, 1, 3])
+        const listed = yield* runs.list(orgId, job.test_case_batch_job_id, {})
+        assert.deepStrictEqual(listed.items.map((r) => [r.status, r.result_explanation]), [
+          ["pass", "all 2 metrics passed"],
+          ["fail", "metrics[0] \"mentions \\\"refund approved\\\"\" failed: no turn mentions \"refund approved\""],
+          [
+            "error",
+            `the caller model at turn 1: ${llm.url}/chat/completions answered HTTP 500: "The model is overloaded"`
+          ]
+        ])
+        // without SVC_TEST_LLM_MODEL, each definition's llm_model is asked for
+        assert.deepStrictEqual([...new Set(llm.seen.map((r) => r.body.model))].sort(), ["gpt-4.1", "gpt-4.1-mini"])
+        const transcript = listed.items[0]!.transcript_snapshot as { transcript: Array<{ content: string }> }
+        assert.include(transcript.transcript.map((u) => u.content), "Order #7 has shipped.")
       }).pipe(Effect.scoped, Effect.provide(Repos)),
     60_000
   )
