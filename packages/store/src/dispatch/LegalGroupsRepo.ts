@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
-import { effectiveOf, type EffectivePolicy } from "../policies/CallingPolicyRepo.ts"
+import { effectivePolicies } from "../policies/index.ts"
 
 /**
  * A batch's legal groups at the claim's instant (issue 15, decision 0623): those whose tasks may be dialled now,
@@ -93,16 +93,7 @@ export const make = (sql: SqlClient.SqlClient) => {
         Effect.withSpan("DispatchRepo.setLegalReason")
       )
 
-  const orgPolicies = (orgIds: ReadonlyArray<string>) =>
-    orgIds.length === 0
-      ? Effect.succeed(new Map<string, EffectivePolicy>())
-      : sql<{ org_id: string; override: unknown; version: number }>`
-        SELECT org_id, override, version::float8 AS version FROM org_calling_policies
-        WHERE org_id = ANY(${orgIds}::text[])`.pipe(
-        Effect.map((rows) => new Map(rows.map((r) => [r.org_id, effectiveOf(r.override, r.version)]))),
-        Effect.orDie,
-        Effect.withSpan("DispatchRepo.orgPolicies")
-      )
+  const orgPolicies = (orgIds: ReadonlyArray<string>) => effectivePolicies(sql, orgIds, "DispatchRepo.orgPolicies")
 
   return { legalGroups, setLegalReason, orgPolicies }
 }

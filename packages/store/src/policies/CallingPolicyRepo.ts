@@ -85,6 +85,27 @@ export const effectiveOf = (override: unknown, version: number): EffectivePolicy
     : { ...defaultEffective, version }
 }
 
+/**
+ * The effective policies of `orgIds` that have an override, read on `sql` in one statement (an org missing from the
+ * map has the default policy); traced as `span` when there is something to read.
+ *
+ * @category combinators
+ */
+export const effectivePolicies = (
+  sql: SqlClient.SqlClient,
+  orgIds: ReadonlyArray<string>,
+  span: string
+): Effect.Effect<Map<string, EffectivePolicy>> =>
+  orgIds.length === 0
+    ? Effect.succeed(new Map<string, EffectivePolicy>())
+    : sql<{ org_id: string; override: unknown; version: number }>`
+      SELECT org_id, override, version::float8 AS version FROM org_calling_policies
+      WHERE org_id = ANY(${orgIds}::text[])`.pipe(
+      Effect.map((rows) => new Map(rows.map((r) => [r.org_id, effectiveOf(r.override, r.version)]))),
+      Effect.orDie,
+      Effect.withSpan(span)
+    )
+
 const baseOf = (jurisdiction: string) =>
   jurisdiction === "US"
     ? defaultPolicy.federal
@@ -133,15 +154,7 @@ export class CallingPolicyRepo extends Context.Service<CallingPolicyRepo, {
       const sql = yield* SqlClient.SqlClient
 
       const effectiveMany = (orgIds: ReadonlyArray<string>) =>
-        orgIds.length === 0
-          ? Effect.succeed(new Map<string, EffectivePolicy>())
-          : sql<{ org_id: string; override: unknown; version: number }>`
-            SELECT org_id, override, version::float8 AS version FROM org_calling_policies
-            WHERE org_id = ANY(${orgIds}::text[])`.pipe(
-            Effect.map((rows) => new Map(rows.map((r) => [r.org_id, effectiveOf(r.override, r.version)]))),
-            Effect.orDie,
-            Effect.withSpan("CallingPolicyRepo.effectiveMany")
-          )
+        effectivePolicies(sql, orgIds, "CallingPolicyRepo.effectiveMany")
 
       const effective = (orgId: string) =>
         effectiveMany([orgId]).pipe(Effect.map((found) => found.get(orgId) ?? defaultEffective))
