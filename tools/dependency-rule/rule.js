@@ -6,6 +6,7 @@
 //   runtime (process plumbing) <- apps
 //   domain <- agent-test (the custom-LLM test runner) <- apps
 //   rule 4: SQL function bodies live in packages/store/src/functions/, not in migrations after 0027
+//   rule 5: a feature folder of packages/store/src reaches another feature only through its index.ts
 //
 // Plain JavaScript so that eslint.config.js can import it without a TypeScript loader.
 
@@ -111,9 +112,43 @@ export const violation = (relativePath, spec) => {
     const pkgDepth = dir.split("/").length
     return ups > depth - pkgDepth
       ? `relative import "${spec}" leaves its package; import the workspace package by name`
-      : undefined
+      : featureImportViolation(relativePath, spec)
   }
   return owner.layer.check(spec, owner.self)
+}
+
+/**
+ * Rule 5 (docs/architecture.md "Folders"): each folder of `packages/store/src` is a feature (batches, calls,
+ * contacts, dispatch, ...) whose `index.ts` is what the other features may use; reaching past it into another
+ * feature's files couples them to its inside. `shared` folders are the plumbing every feature builds on (the
+ * connection, migrations, errors, cursor keys, channels) and are imported directly.
+ */
+export const storeFeatures = {
+  root: "packages/store/src/",
+  shared: ["db", "migrations"]
+}
+
+/** Joins a relative specifier to the folder of the importing file, as a repository-relative path. */
+const resolveRelative = (relativePath, spec) => {
+  const parts = relativePath.split("/").slice(0, -1)
+  for (const part of spec.split("/")) {
+    if (part === "..") parts.pop()
+    else if (part !== ".") parts.push(part)
+  }
+  return parts.join("/")
+}
+
+/** The verdict of rule 5 on one relative import of a file of `packages/store/src`. */
+export const featureImportViolation = (relativePath, spec) => {
+  const { root, shared } = storeFeatures
+  if (!relativePath.startsWith(root)) return undefined
+  const from = relativePath.slice(root.length).split("/")
+  const to = resolveRelative(relativePath, spec).slice(root.length).split("/")
+  // a file at the top of src (the package's index.ts), or an import within one feature
+  if (from.length < 2 || to.length < 2 || from[0] === to[0] || shared.includes(to[0])) return undefined
+  return to.length === 2 && /^index\.(ts|js)$/.test(to[1])
+    ? undefined
+    : `${from[0]}/ reaches into ${to[0]}/ ("${spec}"); import what it needs from "../${to[0]}/index.ts" (rule 5)`
 }
 
 /**

@@ -140,6 +140,66 @@ describe("dependency rule", () => {
     })
   })
 
+  // Rule 5 (docs/architecture.md "Folders"; issue 29 item 3): a feature folder of packages/store/src uses another
+  // feature through that feature's index.ts only; db/ and migrations/ are shared plumbing.
+  describe("rule 5: the store's features meet through index.ts", () => {
+    const from = "packages/store/src/dispatch/Claims.ts"
+
+    it("refuses a file of one feature importing a file inside another, naming both and the index to use", () => {
+      assert.strictEqual(
+        violation(from, "../policies/CallingPolicyRepo.ts"),
+        "dispatch/ reaches into policies/ (\"../policies/CallingPolicyRepo.ts\"); import what it needs from " +
+          "\"../policies/index.ts\" (rule 5)"
+      )
+      // deeper on either side: a carrier's file reaching into another feature, a file below another feature
+      assert.match(
+        violation("packages/store/src/carriers/twilio/TwilioRepo.ts", "../../calls/CallsRepo.ts") ?? "",
+        /carriers\/ reaches into calls\//
+      )
+      assert.match(violation(from, "../carriers/twilio/TwilioRepo.ts") ?? "", /dispatch\/ reaches into carriers\//)
+      // an index below the feature's top is not the feature's index
+      assert.match(violation(from, "../carriers/twilio/index.ts") ?? "", /reaches into carriers\//)
+    })
+
+    it("lets a feature use another's index.ts, its own files, db/ and migrations/", () => {
+      assert.isUndefined(violation(from, "../policies/index.ts"))
+      assert.isUndefined(violation(from, "./OrgLock.ts"))
+      assert.isUndefined(violation(from, "../db/CursorKeys.ts"))
+      assert.isUndefined(violation(from, "../migrations/0027_contact_search.ts"))
+      assert.isUndefined(violation("packages/store/src/carriers/twilio/TwilioRepo.ts", "../simulated/SimulatedRepo.ts"))
+      // the package's own index at the top of src, and tests, are not features
+      assert.isUndefined(violation("packages/store/src/index.ts", "./dispatch/Claims.ts"))
+      assert.isUndefined(
+        violation("packages/store/test/dispatch/Claims.test.ts", "../../src/policies/CallingPolicyRepo.ts")
+      )
+      // the rule is the store's: another package's folders are not its features
+      assert.isUndefined(violation("apps/scheduler/src/dispatch/Claimer.ts", "../runtime/Retrying.ts"))
+    })
+
+    it("fails the repository-wide check and ESLint on such an import", async () => {
+      const tree = fs.mkdtempSync(path.join(os.tmpdir(), "svc-deps-"))
+      try {
+        fs.mkdirSync(path.join(tree, "packages/store/src/calls"), { recursive: true })
+        fs.writeFileSync(path.join(tree, "packages/store/package.json"), JSON.stringify({ dependencies: {} }))
+        fs.writeFileSync(
+          path.join(tree, "packages/store/src/calls/CallsRepo.ts"),
+          "import { ok } from \"../contacts/index.ts\"\nimport { bad } from \"../contacts/ContactsQuery.ts\"\n"
+        )
+        assert.deepStrictEqual(check(tree).map((p) => p.split(": ")[0]), ["packages/store/src/calls/CallsRepo.ts:2"])
+      } finally {
+        fs.rmSync(tree, { recursive: true, force: true })
+      }
+      const eslint = new ESLint({ cwd: root })
+      const [result] = await eslint.lintText(
+        "import { searchTextExpression } from \"../contacts/ContactsQuery.ts\"\nexport const x = searchTextExpression\n",
+        {
+          filePath: path.join(root, "packages/store/src/calls/Bad.ts")
+        }
+      )
+      assert.deepStrictEqual(result?.messages.map((m) => [m.ruleId, m.line]), [["svc/dependency-rule", 1]])
+    }, 30_000)
+  })
+
   it("fails ESLint (and so npm test) when the domain imports effect/sql", async () => {
     const eslint = new ESLint({ cwd: root })
     const [result] = await eslint.lintText("import { SqlClient } from \"effect/sql\"\nexport const x = SqlClient\n", {

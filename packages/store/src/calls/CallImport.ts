@@ -16,7 +16,7 @@
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { searchTextExpression } from "../contacts/ContactsQuery.ts"
+import { searchTextExpression } from "../contacts/index.ts"
 
 /**
  * A call as the calls table keeps it (migrations 0007, 0012).

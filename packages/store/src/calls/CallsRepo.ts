@@ -32,7 +32,7 @@ import { retryReasonOf } from "@svc/domain/models/RetryPolicy.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { searchTextExpression } from "../contacts/ContactsQuery.ts"
+import { searchTextExpression } from "../contacts/index.ts"
 
 /**
  * A task whose dial is over: `completed` with the call when one was placed and ended, `failed` with a reason

@@ -31,7 +31,7 @@ import type * as Pagination from "@svc/domain/Pagination.ts"
 import { Clock, Context, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as crypto from "node:crypto"
-import { UnstorableText } from "../batches/BatchCallsRepo.ts"
+import { UnstorableText } from "../batches/index.ts"
 import { CursorKeys } from "../db/CursorKeys.ts"
 import * as ContactsQuery from "./ContactsQuery.ts"
 

@@ -22,7 +22,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { EffectivePolicy } from "../policies/CallingPolicyRepo.ts"
+import type { EffectivePolicy } from "../policies/index.ts"
 import * as Attempts from "./Attempts.ts"
 import * as Claims from "./Claims.ts"
 import type { ClaimOptions, ClaimResult } from "./Claims.ts"

@@ -12,7 +12,7 @@ import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
 import { explain, ruleLabel, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { defaultEffective, effectiveOf } from "../policies/CallingPolicyRepo.ts"
+import { defaultEffective, effectiveOf } from "../policies/index.ts"
 
 /**
  * One zone set (legal group) with pending tasks.

@@ -23,8 +23,8 @@ import {
 } from "@svc/domain/compliance/CallingPolicy.ts"
 import { Context, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { CREATED_CHANNEL } from "../batches/BatchCallsRepo.ts"
-import { OrgNotFound } from "../orgs/ApiKeys.ts"
+import { CREATED_CHANNEL } from "../batches/index.ts"
+import { OrgNotFound } from "../orgs/index.ts"
 
 /**
  * An org's effective policy and the version of its override (0: none, the default policy).

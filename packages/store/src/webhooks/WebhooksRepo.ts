@@ -15,7 +15,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as crypto from "node:crypto"
-import { OrgNotFound } from "../orgs/ApiKeys.ts"
+import { OrgNotFound } from "../orgs/index.ts"
 
 /** The events a target may ask for (vendor facts §2.3; the ones svc raises). @category models */
 export const EVENTS = ["call_started", "call_ended", "call_analyzed"] as const
