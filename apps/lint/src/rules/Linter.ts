@@ -144,15 +144,27 @@ export const skippedProblem = (
     : linterProblem(skipped.relative, "file-skipped", level, `not checked: ${skipped.reason}`)
 }
 
+/** A finding of one parsed document, before positions. */
+type DocumentFinding = Omit<Located, "start" | "end"> & { readonly path: JsonPath }
+
+/** The findings of one parsed document (`docIndex`: its place in a multi-document file). */
+type CheckDocument = (
+  ctx: LintContext,
+  settings: FileSettings,
+  file: InputFile,
+  doc: unknown,
+  docIndex: number
+) => Array<DocumentFinding>
+
 const toFindingsLocated = (
   ctx: LintContext,
   settings: FileSettings,
   file: InputFile,
   findings: ReadonlyArray<Finding>,
   docIndex: number,
-  kind: ConfigKind
-): Array<Omit<Located, "start" | "end"> & { readonly path: JsonPath }> => {
-  const out: Array<Omit<Located, "start" | "end"> & { readonly path: JsonPath }> = []
+  kind: ConfigKind | undefined
+): Array<DocumentFinding> => {
+  const out: Array<DocumentFinding> = []
   for (const f of findings) {
     const level = levelFor(ctx, settings, f.ruleId, f.severity, f.date)
     if (level === undefined) continue
@@ -165,7 +177,7 @@ const toFindingsLocated = (
       date: f.date,
       replacement: f.replacement,
       path: f.path,
-      kind,
+      ...(kind === undefined ? {} : { kind }),
       ...(f.fix === undefined ? {} : f.fix.safe ? { fix: f.fix } : { suggestion: f.fix }),
       fingerprint: fingerprint(f.ruleId, file.relative, docIndex, jsonPath)
     })
@@ -174,14 +186,8 @@ const toFindingsLocated = (
 }
 
 /** Findings of a create-batch-call body (issue 15 item 5: legal hours at the called parties). */
-const checkBatchDocument = (
-  ctx: LintContext,
-  settings: FileSettings,
-  file: InputFile,
-  doc: unknown,
-  docIndex: number
-): Array<Omit<Located, "start" | "end"> & { readonly path: JsonPath }> => {
-  const out: Array<Omit<Located, "start" | "end"> & { readonly path: JsonPath }> = []
+const checkBatchDocument: CheckDocument = (ctx, settings, file, doc, docIndex) => {
+  const out: Array<DocumentFinding> = []
   for (const f of checkBatchCall(doc, ctx.at)) {
     const level = linterLevel(settings, f.ruleId)
     if (level === undefined) continue
@@ -198,13 +204,7 @@ const checkBatchDocument = (
 }
 
 /** Findings of one parsed config document (before positions). */
-const checkDocument = (
-  ctx: LintContext,
-  settings: FileSettings,
-  file: InputFile,
-  doc: unknown,
-  docIndex: number
-): Array<Omit<Located, "start" | "end"> & { readonly path: JsonPath }> => {
+const checkDocument: CheckDocument = (ctx, settings, file, doc, docIndex) => {
   const forced = settings.kind
   if (forced === BATCH_CALL_KIND || (forced === undefined && isBatchCallBody(doc))) {
     return checkBatchDocument(ctx, settings, file, doc, docIndex)
@@ -216,28 +216,11 @@ const checkDocument = (
   }
   if (docIndex === 0 && nodePath.basename(file.path) === "package.json") {
     const rule = getRule("web-client-v2")
-    const out: Array<Omit<Located, "start" | "end"> & { readonly path: JsonPath }> = []
-    for (const dep of webClientDependencies(doc, webClientPackages)) {
-      const f = makeFinding(
-        rule,
-        ctx.at,
-        [dep.section, dep.name],
-        `the browser client library ${dep.name}@${dep.range}`
-      )
-      const level = levelFor(ctx, settings, f.ruleId, f.severity, f.date)
-      if (level === undefined) continue
-      out.push({
-        ruleId: f.ruleId,
-        level,
-        message: f.message,
-        status: f.severity,
-        date: f.date,
-        replacement: f.replacement,
-        path: f.path,
-        fingerprint: fingerprint(f.ruleId, file.relative, 0, formatJsonPath(f.path))
-      })
-    }
-    return out
+    const findings = webClientDependencies(doc, webClientPackages).map((dep) =>
+      makeFinding(rule, ctx.at, [dep.section, dep.name], `the browser client library ${dep.name}@${dep.range}`)
+    )
+    // a package.json is no config kind: its findings carry none
+    return toFindingsLocated(ctx, settings, file, findings, 0, undefined)
   }
   return []
 }
