@@ -113,6 +113,41 @@ const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest =
   return request
 }
 
+/**
+ * Sorts the rows one claim statement returned for `batch`: the tasks to dial are appended to `claimed` (their lease
+ * runs until `until`), the skipped (`do_not_call`) and deferred (at an attempt cap) ones only counted.
+ */
+const sortRows = (
+  orgId: string,
+  batch: DueBatch,
+  rows: ReadonlyArray<ClaimRow>,
+  until: number,
+  claimed: Array<ClaimedTask>
+): { readonly skipped: number; readonly deferred: number } => {
+  let skipped = 0
+  let deferred = 0
+  for (const row of rows) {
+    if (row.state === "skipped") {
+      skipped++
+      continue
+    }
+    if (row.state === "deferred") {
+      deferred++
+      continue
+    }
+    claimed.push({
+      taskId: row.task_id,
+      orgId,
+      batchCallId: batch.batchCallId,
+      taskIndex: row.task_index,
+      dueAt: batch.nextDispatchAt,
+      leaseExpiresAt: until,
+      request: toRequest(orgId, batch, row)
+    })
+  }
+  return { skipped, deferred }
+}
+
 /** A claim that took nothing: the org is gone, or (`busy`) its lock stayed taken past ORG_LOCK_WAIT_MS. */
 const nothingClaimed = (busy: boolean): ClaimResult => ({
   claimed: [],
@@ -215,27 +250,7 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
       const { inFlight, limit, rows } = result
       const wanted = Math.min(options.maxPerBatch, freeSlots(limit, batch.reservedConcurrency, inFlight))
       const claimed: Array<ClaimedTask> = []
-      let skipped = 0
-      let deferred = 0
-      for (const row of rows) {
-        if (row.state === "skipped") {
-          skipped++
-          continue
-        }
-        if (row.state === "deferred") {
-          deferred++
-          continue
-        }
-        claimed.push({
-          taskId: row.task_id,
-          orgId,
-          batchCallId: batch.batchCallId,
-          taskIndex: row.task_index,
-          dueAt: batch.nextDispatchAt,
-          leaseExpiresAt: until,
-          request: toRequest(orgId, batch, row)
-        })
-      }
+      const { deferred, skipped } = sortRows(orgId, batch, rows, until, claimed)
       if (wanted > 0 && rows.length < wanted) {
         // under the org's lock no other claim held this batch's pending rows: it has run dry
         const dry = yield* ranDry(orgId, batch.batchCallId, options.now, options.legal)
@@ -309,27 +324,11 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
             const rows = n <= 0
               ? []
               : (yield* claimRows(orgId, batch, n, options.owner, until, options.now, options.legal))?.rows ?? []
-            let dialled = 0
-            for (const row of rows) {
-              if (row.state === "skipped") {
-                skipped++
-                continue
-              }
-              if (row.state === "deferred") {
-                deferred++
-                continue
-              }
-              dialled++
-              claimed.push({
-                taskId: row.task_id,
-                orgId,
-                batchCallId,
-                taskIndex: row.task_index,
-                dueAt: batch.nextDispatchAt,
-                leaseExpiresAt: until,
-                request: toRequest(orgId, batch, row)
-              })
-            }
+            const before = claimed.length
+            const sorted = sortRows(orgId, batch, rows, until, claimed)
+            skipped += sorted.skipped
+            deferred += sorted.deferred
+            const dialled = claimed.length - before
             if (rows.length > 0) progressed = true
             orgInFlight += dialled
             inFlight.set(batchCallId, (inFlight.get(batchCallId) ?? 0) + dialled)
