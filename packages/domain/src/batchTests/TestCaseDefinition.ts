@@ -9,6 +9,7 @@
  * message, n = the reply to `user_turns[n-1]`; decision 0701).
  */
 import { Schema, SchemaIssue } from "effect"
+import { currentLlmModels } from "../Deprecation/Catalogue.ts"
 import { ConversationFlowId, IdText, LlmId } from "../models/Ids.ts"
 import { EpochMillis, NonEmptyString, NonNegativeInt } from "../models/Primitives.ts"
 
@@ -109,35 +110,13 @@ const ToolMock = Schema.Struct({
 }).annotate({ identifier: "ToolMock" })
 
 /**
- * The vendor's `llm_model` values (reference: vendor-calls-facts.md §4).
+ * The vendor's `llm_model` values (reference: vendor-calls-facts.md §4): the same enum as the LLM `model` of the
+ * vendor's SDK, so the one list the deprecation rules keep (models accepted after the retirements) is the source,
+ * in its order.
  *
  * @category models
  */
-export const LlmModel = Schema.Literals([
-  "gpt-4.1",
-  "gpt-4.1-mini",
-  "gpt-4.1-nano",
-  "gpt-5",
-  "gpt-5-mini",
-  "gpt-5-nano",
-  "gpt-5.1",
-  "gpt-5.2",
-  "gpt-5.4",
-  "gpt-5.4-mini",
-  "gpt-5.4-nano",
-  "gpt-5.5",
-  "gpt-5.6-terra",
-  "gpt-5.6-luna",
-  "claude-4.5-sonnet",
-  "claude-4.6-sonnet",
-  "claude-5-sonnet",
-  "claude-4.5-haiku",
-  "gemini-3.0-flash",
-  "gemini-3.1-flash-lite",
-  "gemini-3.5-flash",
-  "gemini-3.5-flash-lite",
-  "gemini-3.6-flash"
-])
+export const LlmModel = Schema.Literals(Array.from(currentLlmModels))
 
 /** The model a definition gets when it names none (decision 0700). */
 export const defaultLlmModel = "gpt-4.1" as const

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import {
   CreateTestCaseDefinitionRequest,
+  LlmModel,
   mergeUpdate,
   normalize,
   TestCaseDefinition
@@ -104,5 +105,21 @@ describe("mergeUpdate", () => {
     if (Result.isFailure(result)) {
       assert.match(formatDecodeError(result.failure), /assertions\[0\]\.turn must be at most 1/)
     }
+  })
+})
+
+describe("LlmModel", () => {
+  // reference: vendor-calls-facts.md §4, "llm_model values", as it lists them (the OpenAPI enum's order)
+  const vendorValues = (
+    "gpt-4.1, gpt-4.1-mini, gpt-4.1-nano, gpt-5, gpt-5-mini, gpt-5-nano, gpt-5.1, gpt-5.2, gpt-5.4, gpt-5.4-mini, " +
+    "gpt-5.4-nano, gpt-5.5, gpt-5.6-terra, gpt-5.6-luna, claude-4.5-sonnet, claude-4.6-sonnet, claude-5-sonnet, " +
+    "claude-4.5-haiku, gemini-3.0-flash, gemini-3.1-flash-lite, gemini-3.5-flash, gemini-3.5-flash-lite, " +
+    "gemini-3.6-flash"
+  ).split(", ")
+
+  it("accepts exactly the vendor's llm_model values", () => {
+    assert.deepStrictEqual(LlmModel.literals, vendorValues)
+    for (const model of vendorValues) assert.isTrue(Result.isSuccess(decode({ ...scripted, llm_model: model })))
+    assert.isTrue(Result.isFailure(decode({ ...scripted, llm_model: "gpt-4o" })))
   })
 })

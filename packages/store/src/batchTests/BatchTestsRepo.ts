@@ -6,18 +6,14 @@
 import { type ListBatchTestsQuery, ListBatchTestsResponse } from "@svc/domain/models/ListBatchTests.ts"
 import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
-import { Context, Effect, Layer, Result, Schema } from "effect"
-import { SqlClient } from "effect/sql"
-import { CursorKeys } from "../db/CursorKeys.ts"
+import { Context, Effect, Layer, Schema } from "effect"
+import { listing, type PagedList, resumeAfter } from "./Pages.ts"
+
+export { InvalidPaginationKey } from "./Pages.ts"
 
 /** @category errors */
 export class BatchTestNotFound extends Schema.TaggedError<BatchTestNotFound>()("BatchTestNotFound", {
   id: Schema.String,
-  message: Schema.String
-}) {}
-
-/** @category errors */
-export class InvalidPaginationKey extends Schema.TaggedError<InvalidPaginationKey>()("InvalidPaginationKey", {
   message: Schema.String
 }) {}
 
@@ -57,16 +53,12 @@ export const toJob = (row: Row): TestCaseBatchJob =>
 
 export class BatchTestsRepo extends Context.Service<BatchTestsRepo, {
   readonly get: (orgId: string, id: string) => Effect.Effect<TestCaseBatchJob, BatchTestNotFound>
-  readonly list: (
-    orgId: string,
-    query: ListBatchTestsQuery
-  ) => Effect.Effect<ListBatchTestsResponse, InvalidPaginationKey>
+  readonly list: PagedList<ListBatchTestsQuery, ListBatchTestsResponse>
 }>()("@svc/store/BatchTestsRepo") {
   static readonly layer = Layer.effect(
     BatchTestsRepo,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const cursors = yield* CursorKeys
+      const { cursors, sql } = yield* listing
       return BatchTestsRepo.of({
         get: (orgId, id) =>
           sql<Row>`SELECT * FROM test_case_batch_jobs WHERE org_id = ${orgId} AND test_case_batch_job_id = ${id}`.pipe(
@@ -95,14 +87,7 @@ export class BatchTestsRepo extends Context.Service<BatchTestsRepo, {
               version
             })
           }
-          let after: Pagination.CursorPosition | undefined
-          if (query.pagination_key !== undefined) {
-            const decoded = cursors.decode(query.pagination_key, context)
-            if (Result.isFailure(decoded)) {
-              return yield* new InvalidPaginationKey({ message: `pagination_key: ${decoded.failure.message}` })
-            }
-            after = decoded.success
-          }
+          const after = yield* resumeAfter(cursors, query.pagination_key, context)
           const seek = after === undefined
             ? sql`TRUE`
             : sql`(creation_timestamp, test_case_batch_job_id) < (${after.sortValue}, ${after.id})`

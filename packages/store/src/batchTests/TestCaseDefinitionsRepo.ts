@@ -10,11 +10,9 @@ import {
   TestCaseDefinition
 } from "@svc/domain/batchTests/TestCaseDefinition.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
-import { Clock, Context, Effect, Layer, Result, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import * as crypto from "node:crypto"
-import { CursorKeys } from "../db/CursorKeys.ts"
-import { InvalidPaginationKey } from "./BatchTestsRepo.ts"
+import { listing, type PagedList, resumeAfter } from "./Pages.ts"
 
 /** @category errors */
 export class TestCaseDefinitionNotFound
@@ -54,16 +52,12 @@ export class TestCaseDefinitionsRepo extends Context.Service<TestCaseDefinitions
     definition: StoredDefinition
   ) => Effect.Effect<TestCaseDefinition, TestCaseDefinitionNotFound>
   readonly remove: (orgId: string, id: string) => Effect.Effect<void, TestCaseDefinitionNotFound>
-  readonly list: (
-    orgId: string,
-    query: ListTestCaseDefinitionsQuery
-  ) => Effect.Effect<ListTestCaseDefinitionsResponse, InvalidPaginationKey>
+  readonly list: PagedList<ListTestCaseDefinitionsQuery, ListTestCaseDefinitionsResponse>
 }>()("@svc/store/TestCaseDefinitionsRepo") {
   static readonly layer = Layer.effect(
     TestCaseDefinitionsRepo,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const cursors = yield* CursorKeys
+      const { cursors, sql } = yield* listing
       return TestCaseDefinitionsRepo.of({
         create: Effect.fn("TestCaseDefinitionsRepo.create")(function*(orgId, definition) {
           const id = `tcd_${crypto.randomBytes(12).toString("hex")}`
@@ -120,14 +114,7 @@ export class TestCaseDefinitionsRepo extends Context.Service<TestCaseDefinitions
               engineId: engineId ?? null
             })
           }
-          let after: Pagination.CursorPosition | undefined
-          if (query.pagination_key !== undefined) {
-            const decoded = cursors.decode(query.pagination_key, context)
-            if (Result.isFailure(decoded)) {
-              return yield* new InvalidPaginationKey({ message: `pagination_key: ${decoded.failure.message}` })
-            }
-            after = decoded.success
-          }
+          const after = yield* resumeAfter(cursors, query.pagination_key, context)
           const seek = after === undefined
             ? sql`TRUE`
             : sql`(creation_timestamp, test_case_definition_id) < (${after.sortValue}, ${after.id})`

@@ -18,11 +18,10 @@ import {
 } from "@svc/domain/batchTests/TestRun.ts"
 import type { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
-import { Clock, Context, Effect, Layer, Result, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import * as crypto from "node:crypto"
-import { CursorKeys } from "../db/CursorKeys.ts"
-import { BatchTestNotFound, InvalidPaginationKey, toJob } from "./BatchTestsRepo.ts"
+import { BatchTestNotFound, toJob } from "./BatchTestsRepo.ts"
+import { type InvalidPaginationKey, listing, resumeAfter } from "./Pages.ts"
 import { TestCaseDefinitionNotFound, toDefinition } from "./TestCaseDefinitionsRepo.ts"
 
 /** @category errors */
@@ -106,8 +105,7 @@ export class TestRunsRepo extends Context.Service<TestRunsRepo, {
   static readonly layer = Layer.effect(
     TestRunsRepo,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const cursors = yield* CursorKeys
+      const { cursors, sql } = yield* listing
       return TestRunsRepo.of({
         createBatch: Effect.fn("TestRunsRepo.createBatch")(function*(orgId, url, definitionIds) {
           const now = yield* Clock.currentTimeMillis
@@ -247,14 +245,8 @@ export class TestRunsRepo extends Context.Service<TestRunsRepo, {
             orgId,
             queryFingerprint: Pagination.queryFingerprint({ resource: "test-runs", batchId })
           }
-          let after = -1
-          if (query.pagination_key !== undefined) {
-            const decoded = cursors.decode(query.pagination_key, context)
-            if (Result.isFailure(decoded)) {
-              return yield* new InvalidPaginationKey({ message: `pagination_key: ${decoded.failure.message}` })
-            }
-            after = Number(decoded.success.sortValue)
-          }
+          const resumed = yield* resumeAfter(cursors, query.pagination_key, context)
+          const after = resumed === undefined ? -1 : Number(resumed.sortValue)
           // in create-batch-test's order: the runs of a job are its definitions, as listed
           const rows = yield* sql<RunRow>`
             SELECT * FROM test_case_runs
