@@ -9,9 +9,10 @@
  * - the dialer cannot tell (it fails, or does not answer within LOOKUP_TIMEOUT_MS): nothing changes, the task is
  *   looked at again after the recheck time.
  */
+import * as Outcome from "@svc/domain/dispatch/Outcome.ts"
 import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
 import { type CallLookup, Dialer, type DialerUnavailable } from "@svc/domain/ports/Dialer.ts"
-import { CallsRepo, finishedFromCall, type FinishedTask } from "@svc/store/calls/CallsRepo.ts"
+import { CallsRepo, type FinishedTask } from "@svc/store/calls/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Effect, Exit, Option } from "effect"
 import type { SchedulerSettings } from "../runtime/SchedulerConfig.ts"
@@ -39,7 +40,7 @@ export const LOOKUP_TIMEOUT_MS = 5_000
 const LOOKUP_CONCURRENCY = 16
 
 /**
- * One pass over the `unknown` tasks that are due for a look (at most `reconcileBatch`).
+ * One pass over the `unknown` tasks that are due for a lookup (at most `reconcileBatch`).
  *
  * @category constructors
  */
@@ -55,26 +56,31 @@ export const reconcileOnce = Effect.fn("Reconciler.reconcileOnce")(
     let ongoing = 0
     let unanswered = 0
     // answers are kept as they come, so the ones that arrived before the deadline count even if others did not
-    const looks: Array<Exit.Exit<Option.Option<CallLookup>, DialerUnavailable> | undefined> = tasks.map(() => undefined)
+    const answers: Array<Exit.Exit<Option.Option<CallLookup>, DialerUnavailable> | undefined> = tasks.map(() =>
+      undefined
+    )
     yield* Effect.forEach(
       tasks,
       (task, i) =>
-        Effect.map(Effect.exit(dialer.lookup(attemptKey(task.taskId, task.attempt))), (exit) => void (looks[i] = exit)),
+        Effect.map(
+          Effect.exit(dialer.lookup(attemptKey(task.taskId, task.attempt))),
+          (exit) => void (answers[i] = exit)
+        ),
       { concurrency: LOOKUP_CONCURRENCY, discard: true }
     ).pipe(Effect.timeoutOption(LOOKUP_TIMEOUT_MS))
     for (let i = 0; i < tasks.length; i++) {
       const task = tasks[i]!
-      const look = looks[i]
-      if (look === undefined || Exit.isFailure(look)) {
+      const answer = answers[i]
+      if (answer === undefined || Exit.isFailure(answer)) {
         unanswered++
         continue
       }
-      if (Option.isNone(look.value)) {
+      if (Option.isNone(answer.value)) {
         notPlaced.push(task.taskId)
-      } else if (look.value.value._tag === "CallOngoing") {
+      } else if (answer.value.value._tag === "CallOngoing") {
         ongoing++
       } else {
-        ended.push(finishedFromCall(task, look.value.value))
+        ended.push({ ...task, ...Outcome.finishOf(answer.value.value), call: answer.value.value })
       }
     }
     if (ended.length > 0) {

@@ -51,22 +51,6 @@ export interface FinishedTask {
   readonly call: CallEnded | undefined
 }
 
-/**
- * The state and reason a task ends in for a call: `failed` when the call failed, `completed` otherwise (the dial
- * was carried out; `state_reason` keeps the outcome: answered, busy, no_answer).
- *
- * @category constructors
- */
-export const finishedFromCall = (
-  task: Omit<FinishedTask, "state" | "reason" | "call">,
-  call: CallEnded
-): FinishedTask => ({
-  ...task,
-  state: call.outcome === "failed" ? "failed" : "completed",
-  reason: call.outcome === "failed" ? `failed: ${call.disconnection_reason}` : call.outcome,
-  call
-})
-
 /** @category models */
 export interface RecordResult {
   /** Tasks finished by this call (the others were already finished). */

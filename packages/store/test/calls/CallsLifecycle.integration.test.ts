@@ -4,7 +4,8 @@ import { assert, layer } from "@effect/vitest"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { CallsRepo, finishedFromCall, type FinishedTask } from "../../src/calls/CallsRepo.ts"
+import { CallsRepo, type FinishedTask } from "../../src/calls/CallsRepo.ts"
+import { finishedFromCall } from "../../test-support/FinishedTasks.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
 const Layers = CallsRepo.layer.pipe(Layer.provideMerge(TestDatabase.layer))

@@ -4,7 +4,8 @@ import { assert, layer } from "@effect/vitest"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { CallsRepo, finishedFromCall } from "../../src/calls/CallsRepo.ts"
+import { CallsRepo } from "../../src/calls/CallsRepo.ts"
+import { finishedFromCall } from "../../test-support/FinishedTasks.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
 const Layers = CallsRepo.layer.pipe(Layer.provideMerge(TestDatabase.layer))

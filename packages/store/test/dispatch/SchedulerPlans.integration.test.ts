@@ -9,8 +9,9 @@ import { assert, layer } from "@effect/vitest"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { CallsRepo, finishedFromCall } from "../../src/calls/CallsRepo.ts"
+import { CallsRepo } from "../../src/calls/CallsRepo.ts"
 import { DispatchRepo } from "../../src/dispatch/DispatchRepo.ts"
+import { finishedFromCall } from "../../test-support/FinishedTasks.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
 const Layers = Layer.mergeAll(CallsRepo.layer, DispatchRepo.layer).pipe(Layer.provideMerge(TestDatabase.layer))
