@@ -316,7 +316,11 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
           return Effect.succeed({ context, start, carriedTotal: undefined as number | undefined })
         })
 
-      const list = Effect.fn("ContactsRepo.list")(function*(orgId: string, request: ListContactsRequest) {
+      /**
+       * The request's rows (one more than `limit` when there is a next page) and the total of its listing, for
+       * `list` and `listJson` alike (decision 0641).
+       */
+      const pageOf = Effect.fnUntraced(function*(orgId: string, request: ListContactsRequest) {
         const filtered = ContactsQuery.isFiltered(request)
         const { carriedTotal, context, start } = yield* startOf(orgId, request)
 
@@ -329,8 +333,6 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
             concurrency: 2
           })
           : [yield* page, undefined]
-        const has_more = rows.length > request.limit
-        const items = (has_more ? rows.slice(0, request.limit) : rows).map(toContact)
 
         let total: number
         if (!filtered) {
@@ -339,7 +341,12 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
         } else {
           total = carriedTotal ?? totalOf(counted ?? [])
         }
+        return { rows, has_more: rows.length > request.limit, total, filtered, context }
+      })
 
+      const list = Effect.fn("ContactsRepo.list")(function*(orgId: string, request: ListContactsRequest) {
+        const { context, filtered, has_more, rows, total } = yield* pageOf(orgId, request)
+        const items = (has_more ? rows.slice(0, request.limit) : rows).map(toContact)
         const last = items[items.length - 1]
         return new ListContactsResponse({
           has_more,
@@ -359,16 +366,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
       const encodeResponse = Schema.encodeSync(ListContactsResponse)
 
       const listJson = Effect.fn("ContactsRepo.listJson")(function*(orgId: string, request: ListContactsRequest) {
-        const filtered = ContactsQuery.isFiltered(request)
-        const { carriedTotal, context, start } = yield* startOf(orgId, request)
-        // the statement, the count beside a filtered first page and the total as in list (decision 0641)
-        const page = run<ContactRow>(ContactsQuery.pageStatement(orgId, request, start))
-        const [rows, counted] = filtered && carriedTotal === undefined
-          ? yield* Effect.all([page, run<{ total: bigint }>(ContactsQuery.countStatement(orgId, request))], {
-            concurrency: 2
-          })
-          : [yield* page, undefined]
-        const has_more = rows.length > request.limit
+        const { context, filtered, has_more, rows, total } = yield* pageOf(orgId, request)
         const n = has_more ? request.limit : rows.length
         const items = new Array<Record<string, unknown>>(n)
         for (let i = 0; i < n; i++) {
@@ -377,9 +375,6 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
           if (item === undefined) return JSON.stringify(encodeResponse(yield* list(orgId, request)))
           items[i] = item
         }
-        let total: number
-        if (!filtered) total = rows.length > 0 ? totalOf(rows) : yield* count(orgId)
-        else total = carriedTotal ?? totalOf(counted ?? [])
         const last = items[n - 1]
         // ListContactsResponse's keys, in its order
         const out: Record<string, unknown> = { has_more, items }
