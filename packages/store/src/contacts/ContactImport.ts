@@ -24,7 +24,7 @@ import {
   type ContactColumns,
   insertParameters,
   insertStatement,
-  PHONE_KEY,
+  rebuildIndexes,
   SECONDARY_INDEXES,
   SEED_LOCK
 } from "./ContactSeed.ts"
@@ -150,17 +150,7 @@ export const load = Effect.fnUntraced(function*<E>(
     // the estimate was the first chunk's bytes per row: the last update says how many there were
     progress({ phase: "load", done, total: done })
     if (rebuild) {
-      const steps = SECONDARY_INDEXES.length + (rebuildPhoneKey ? 1 : 0)
-      let built = 0
-      progress({ phase: "index", done: built, total: steps })
-      if (rebuildPhoneKey) {
-        yield* sql.unsafe(PHONE_KEY)
-        progress({ phase: "index", done: ++built, total: steps })
-      }
-      for (const [, definition] of SECONDARY_INDEXES) {
-        yield* sql.unsafe(definition)
-        progress({ phase: "index", done: ++built, total: steps })
-      }
+      yield* rebuildIndexes(sql, rebuildPhoneKey, progress)
     }
     return { imported: done, rebuild }
   }))

@@ -402,6 +402,31 @@ export const SECONDARY_INDEXES: ReadonlyArray<readonly [name: string, definition
 export const PHONE_KEY = "ALTER TABLE contacts ADD CONSTRAINT contacts_org_phone_key UNIQUE (org_id, phone_number)"
 
 /**
+ * Builds again the secondary indexes a large load dropped, and the phone key when `phoneKey` (it was dropped too),
+ * reporting each as an `index` step: the last step of the seed's and the import's transaction.
+ *
+ * @category constructors
+ */
+export const rebuildIndexes = (
+  sql: SqlClient.SqlClient,
+  phoneKey: boolean,
+  progress: (progress: SeedProgress) => void
+) =>
+  Effect.gen(function*() {
+    const steps = SECONDARY_INDEXES.length + (phoneKey ? 1 : 0)
+    let built = 0
+    progress({ phase: "index", done: built, total: steps })
+    if (phoneKey) {
+      yield* sql.unsafe(PHONE_KEY)
+      progress({ phase: "index", done: ++built, total: steps })
+    }
+    for (const [, definition] of SECONDARY_INDEXES) {
+      yield* sql.unsafe(definition)
+      progress({ phase: "index", done: ++built, total: steps })
+    }
+  })
+
+/**
  * The bulk insert of {@link ContactColumns}: one statement over thirteen array parameters, `search_text` computed
  * set-wise; `skipDuplicates` adds `ON CONFLICT DO NOTHING`.
  *
@@ -541,17 +566,7 @@ export const load = Effect.fnUntraced(function*(
       progress({ phase: "load", done, total })
     }
     if (rebuild) {
-      const steps = SECONDARY_INDEXES.length + (rebuildPhoneKey ? 1 : 0)
-      let built = 0
-      progress({ phase: "index", done: built, total: steps })
-      if (rebuildPhoneKey) {
-        yield* sql.unsafe(PHONE_KEY)
-        progress({ phase: "index", done: ++built, total: steps })
-      }
-      for (const [, definition] of SECONDARY_INDEXES) {
-        yield* sql.unsafe(definition)
-        progress({ phase: "index", done: ++built, total: steps })
-      }
+      yield* rebuildIndexes(sql, rebuildPhoneKey, progress)
     }
     const inserted: Array<SeedPlan> = []
     for (const [orgId, start] of starts) inserted.push({ orgId, contacts: (yield* countOf(orgId)) - start })
