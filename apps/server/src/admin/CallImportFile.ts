@@ -7,7 +7,8 @@
 import { CallImportLine } from "@svc/domain/models/CallImportLine.ts"
 import { type CallChunk, type ImportedCall, outcomeOf } from "@svc/store/calls/CallImport.ts"
 import { Effect, type Scope } from "effect"
-import { ImportFailed } from "./ImportFailed.ts"
+import { nextChunk } from "./ImportChunks.ts"
+import type { ImportFailed } from "./ImportFailed.ts"
 import { lineDecoder, type LineReader, openLines, Problems } from "./JsonLines.ts"
 
 const decodeLine = lineDecoder(CallImportLine)
@@ -51,15 +52,11 @@ export const open = (
 const makeNext = (reader: LineReader, file: string, chunkSize: number) => {
   const problems = new Problems()
   const ids = new Map<string, number>()
-  let done = false
-  return Effect.suspend(() => {
-    if (done) return problems.count > 0 ? Effect.fail(problems.toError()) : Effect.succeed(undefined)
-    try {
-      const calls: Array<ImportedCall> = []
-      const lines: Array<number> = []
-      let raw = reader.next()
-      while (raw !== undefined) {
-        const number = reader.lineNumber
+  return nextChunk<CallChunk>(reader, file, chunkSize, problems, () => {
+    const calls: Array<ImportedCall> = []
+    const lines: Array<number> = []
+    return {
+      take: (raw, number) => {
         const line = decodeLine(raw, number, problems)
         if (line !== undefined) {
           const seen = ids.get(line.call_id)
@@ -72,18 +69,9 @@ const makeNext = (reader: LineReader, file: string, chunkSize: number) => {
             }
           }
         }
-        if (problems.count === 0 && calls.length >= chunkSize) break
-        raw = reader.next()
-      }
-      if (raw === undefined) done = true
-      if (problems.count > 0) {
-        done = true
-        return Effect.fail(problems.toError())
-      }
-      return Effect.succeed(calls.length === 0 ? undefined : { calls, lines })
-    } catch (error) {
-      done = true
-      return Effect.fail(new ImportFailed({ message: `cannot read ${file}: ${(error as Error).message}` }))
+        return calls.length
+      },
+      finish: () => calls.length === 0 ? undefined : { calls, lines }
     }
   })
 }

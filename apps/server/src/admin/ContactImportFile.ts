@@ -3,16 +3,16 @@
  * `ContactImport.load`, without holding the file in memory (`JsonLines.LineReader`): each line is decoded with
  * unknown fields refused, and a chunk is handed over every `chunkSize` contacts.
  *
- * A bad line does not stop the reading: the rest of the file is still decoded (nothing more is handed over), so
- * the error lists up to 20 problems with their line numbers and how many more there were, and the import inserts
- * nothing. Duplicates within the file (a phone number or a contact id on two lines) are problems too, naming both
+ * A bad line stops the handing over but not the reading (ImportChunks.ts), so the error lists the file's problems.
+ * Duplicates within the file (a phone number or a contact id on two lines) are problems too, naming both
  * lines: the org keeps one contact per number (spec, vendor).
  */
 import { ContactImportLine, decodePlainLine } from "@svc/domain/models/ContactImportLine.ts"
 import type { ChunkSource, ImportChunk } from "@svc/store/contacts/ContactImport.ts"
 import { emptyColumns, uuidV7 } from "@svc/store/contacts/ContactSeed.ts"
 import { Effect, type Scope } from "effect"
-import { ImportFailed } from "./ImportFailed.ts"
+import { nextChunk } from "./ImportChunks.ts"
+import type { ImportFailed } from "./ImportFailed.ts"
 import { lineDecoder, type LineReader, openLines, Problems } from "./JsonLines.ts"
 
 const decodeLine = lineDecoder(ContactImportLine, decodePlainLine)
@@ -42,19 +42,15 @@ const makeSource = (reader: LineReader, file: string, options: ContactFileOption
   const problems = new Problems()
   const phones = new Map<string, number>()
   const ids = new Map<string, number>()
-  let done = false
   let counter = 0
   let firstRows = 0
   let firstBytes = 0
 
-  const next = Effect.suspend(() => {
-    if (done) return problems.count > 0 ? Effect.fail(problems.toError()) : Effect.succeed(undefined)
-    try {
-      const out = emptyColumns()
-      const lines: Array<number> = []
-      let raw = reader.next()
-      while (raw !== undefined) {
-        const number = reader.lineNumber
+  const next = nextChunk<ImportChunk>(reader, file, chunkSize, problems, () => {
+    const out = emptyColumns()
+    const lines: Array<number> = []
+    return {
+      take: (raw, number) => {
         const line = decodeLine(raw, number, problems)
         if (line !== undefined) {
           const seenPhone = phones.get(line.phone_number)
@@ -94,23 +90,15 @@ const makeSource = (reader: LineReader, file: string, options: ContactFileOption
             }
           }
         }
-        // once a line is bad nothing more is handed over: read on only to list the other problems
-        if (problems.count === 0 && lines.length >= chunkSize) break
-        raw = reader.next()
+        return lines.length
+      },
+      finish: () => {
+        if (firstRows === 0) {
+          firstRows = lines.length
+          firstBytes = reader.consumed()
+        }
+        return lines.length === 0 ? undefined : { columns: out, lines }
       }
-      if (raw === undefined) done = true
-      if (problems.count > 0) {
-        done = true
-        return Effect.fail(problems.toError())
-      }
-      if (firstRows === 0) {
-        firstRows = lines.length
-        firstBytes = reader.consumed()
-      }
-      return Effect.succeed(lines.length === 0 ? undefined : { columns: out, lines } satisfies ImportChunk)
-    } catch (error) {
-      done = true
-      return Effect.fail(new ImportFailed({ message: `cannot read ${file}: ${(error as Error).message}` }))
     }
   })
 
