@@ -11,27 +11,17 @@
 import { assert, describe, it } from "@effect/vitest"
 import { faultServer, referenceServer } from "@svc/agent-test/test-support/Servers.ts"
 import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
-import * as Database from "@svc/store/db/Database.ts"
-import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
 import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
-import { Config, Deferred, Effect, Layer, Redacted } from "effect"
+import { Deferred, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { spawn } from "node:child_process"
-import * as net from "node:net"
 import * as path from "node:path"
+import { freePort } from "./support/Svc.ts"
 
 const root = path.resolve(import.meta.dirname, "..", "..")
 const serverBin = path.join(root, "apps/server/bin/svc-server.mjs")
 const schedulerBin = path.join(root, "apps/scheduler/bin/svc-scheduler.mjs")
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port
-      server.close(() => resolve(port))
-    })
-  })
 
 /** A started bin: its exit and the tail of what it printed (shown when an assertion fails). */
 interface Proc {
@@ -58,27 +48,21 @@ const start = (bin: string, env: Record<string, string>) =>
     return { child, exited, output: () => output } satisfies Proc
   })
 
-/** A fresh database from the migrated template, an org and its API key; the store's context on it. */
+/** A fresh database (a clone of the migrated template), an org and its API key; queries on it. */
 const database = Effect.gen(function*() {
-  const admin = Redacted.make(yield* Config.String("SVC_TEST_ADMIN_URL"))
-  const template = yield* Config.String("SVC_TEST_TEMPLATE")
-  const name = `svc_batchtest_${process.pid}_${Date.now().toString(36)}`
-  yield* Effect.acquireRelease(
-    DatabaseAdmin.ensureDatabase(admin, name, template).pipe(Effect.orDie),
-    () => DatabaseAdmin.dropDatabase(admin, name).pipe(Effect.ignore)
-  )
-  const url = TestDatabase.urlFor(admin, name)
-  const context = yield* Layer.build(
-    ApiKeys.layer.pipe(Layer.provideMerge(Database.layerFromUrl(url, { migrate: false, maxConnections: 2 })))
-  )
-  const { key, orgId } = yield* Effect.gen(function*() {
+  const context = yield* Layer.build(ApiKeys.layer.pipe(Layer.provideMerge(TestDatabase.layer)))
+  return yield* Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // the processes connect to the same database by URL
+    const [current] = yield* sql<{ readonly name: string }>`SELECT current_database() AS name`
+    const url = TestDatabase.urlFor(yield* TestDatabase.adminUrl, current!.name)
     const keys = yield* ApiKeys
     const orgId = yield* keys.createOrg("batch test e2e")
-    return { orgId, key: yield* keys.createKey(orgId) }
+    const key = yield* keys.createKey(orgId)
+    const query = <A extends object>(f: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
+      f(sql).pipe(Effect.orDie)
+    return { url: Redacted.value(url), key, orgId, query }
   }).pipe(Effect.provideContext(context), Effect.orDie)
-  const query = <A extends object>(f: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
-    Effect.flatMap(SqlClient.SqlClient, f).pipe(Effect.provideContext(context), Effect.orDie)
-  return { url: Redacted.value(url), key, orgId, query }
 })
 
 /** An `svc-server` on a free port, answering. */
@@ -235,12 +219,13 @@ describe("batch tests through svc-server and svc-scheduler processes", () => {
         assert.strictEqual(passed.status, "pass")
         assert.strictEqual(passed.test_case_definition_snapshot.name, "order status")
         const transcript = passed.transcript_snapshot!
-        assert.deepStrictEqual(transcript.transcript.map((u) => u.content), [
-          "Hello, this is Acme support. How can I help?",
-          "Where is my order 42?",
-          "Order #42 has shipped.",
-          "Thanks, bye",
-          "Goodbye!"
+        // the reference server's words (examples/custom-llm/server.mjs) between the caller's turns
+        assert.deepStrictEqual(transcript.transcript.map((u) => `${u.role}: ${u.content}`), [
+          "agent: Hello, this is Acme support. How can I help?",
+          "user: Where is my order 42?",
+          "agent: Order #42 has shipped.",
+          "user: Thanks, bye",
+          "agent: Goodbye!"
         ])
         assert.deepStrictEqual(
           transcript.transcript_with_tool_calls.filter((e) => e.role === "tool_call_invocation"),

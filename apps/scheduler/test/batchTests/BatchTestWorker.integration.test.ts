@@ -33,76 +33,62 @@ const settings = (overrides: Partial<BatchTestWorker.BatchTestSettings> = {}) =>
 
 let serial = 0
 
-/** An org with a passing, a failing and an erroring definition (a simulation one: no model configured). */
-const seed = (url: string) =>
+/** An org with `bodies` (create requests without their engine) as definitions for the server at `url`. */
+const seedWith = (url: string, bodies: ReadonlyArray<Record<string, unknown>>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const orgId = `org_bt_${++serial}`
     yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'bt', 0)`
     const definitions = yield* TestCaseDefinitionsRepo
-    const engine = { type: "custom-llm", llm_websocket_url: url }
     const ids: Array<string> = []
-    for (
-      const body of [
-        {
-          type: "scripted",
-          name: "pass",
-          response_engine: engine,
-          user_turns: ["Where is my order 7?", "bye"],
-          assertions: [{ type: "contains", value: "shipped", turn: 1 }, {
-            type: "tool_called",
-            name: "lookup_order",
-            arguments: { order_id: "7" }
-          }, { type: "ends_call" }]
-        },
-        {
-          type: "scripted",
-          name: "fail",
-          response_engine: engine,
-          user_turns: ["I want a refund"],
-          assertions: [{ type: "contains", value: "refund approved" }]
-        },
-        { name: "error", response_engine: engine, user_prompt: "You are an angry caller", metrics: ["stays calm"] }
-      ]
-    ) {
-      const request = Schema.decodeUnknownSync(CreateTestCaseDefinitionRequest)(body)
+    for (const body of bodies) {
+      const request = Schema.decodeUnknownSync(CreateTestCaseDefinitionRequest)({
+        ...body,
+        response_engine: { type: "custom-llm", llm_websocket_url: url }
+      })
       ids.push((yield* definitions.create(orgId, normalize(request))).test_case_definition_id)
     }
     return { orgId, ids }
   })
 
-/** An org with simulation definitions: one passing, one failing, one whose caller model fails (HTTP 500). */
+/** A passing, a failing and an erroring definition (a simulation one: no model configured). */
+const seed = (url: string) =>
+  seedWith(url, [
+    {
+      type: "scripted",
+      name: "pass",
+      user_turns: ["Where is my order 7?", "bye"],
+      assertions: [{ type: "contains", value: "shipped", turn: 1 }, {
+        type: "tool_called",
+        name: "lookup_order",
+        arguments: { order_id: "7" }
+      }, { type: "ends_call" }]
+    },
+    {
+      type: "scripted",
+      name: "fail",
+      user_turns: ["I want a refund"],
+      assertions: [{ type: "contains", value: "refund approved" }]
+    },
+    { name: "error", user_prompt: "You are an angry caller", metrics: ["stays calm"] }
+  ])
+
+/** Simulation definitions: one passing, one failing, one whose caller model fails (HTTP 500). */
 const seedSimulations = (url: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const orgId = `org_bt_${++serial}`
-    yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'bt', 0)`
-    const definitions = yield* TestCaseDefinitionsRepo
-    const engine = { type: "custom-llm", llm_websocket_url: url }
-    const ids: Array<string> = []
-    for (
-      const body of [
-        {
-          name: "sim pass",
-          response_engine: engine,
-          user_prompt: "Say: Where is my order 7?\nSay: bye",
-          metrics: ["mentions \"has shipped\"", "ends the call"]
-        },
-        {
-          name: "sim fail",
-          response_engine: engine,
-          llm_model: "gpt-4.1-mini",
-          user_prompt: "Say: I want a refund",
-          metrics: ["mentions \"refund approved\""]
-        },
-        { name: "sim error", response_engine: engine, user_prompt: "Say: FAIL THE MODEL", metrics: ["ends the call"] }
-      ]
-    ) {
-      const request = Schema.decodeUnknownSync(CreateTestCaseDefinitionRequest)(body)
-      ids.push((yield* definitions.create(orgId, normalize(request))).test_case_definition_id)
-    }
-    return { orgId, ids }
-  })
+  seedWith(url, [
+    {
+      name: "sim pass",
+      user_prompt: "Say: Where is my order 7?\nSay: bye",
+      metrics: ["mentions \"has shipped\"", "ends the call"]
+    },
+    {
+      name: "sim fail",
+      llm_model: "gpt-4.1-mini",
+      user_prompt: "Say: I want a refund",
+      metrics: ["mentions \"refund approved\""]
+    },
+    { name: "sim error", user_prompt: "Say: FAIL THE MODEL", metrics: ["ends the call"] }
+  ])
 
 const jobOf = (orgId: string, id: string) => Effect.flatMap(BatchTestsRepo, (repo) => repo.get(orgId, id))
 
