@@ -14,12 +14,16 @@ import type { LegalityCache } from "./LegalityCache.ts"
 
 /** What the claim part of a pass did. */
 export interface ClaimReport {
+  /** Batches moved to their window's next opening. */
   readonly postponed: number
   readonly claimed: number
   readonly skipped: number
+  /** Tasks left pending because their number reached its attempt cap (decision 0624). */
   readonly deferred: number
   readonly completed: number
+  /** Whether a batch may have more to claim right now (a claim hit `claimLimit` with the org's slots not all taken). */
   readonly more: boolean
+  /** Whether an org's claim lock stayed taken longer than a claim waits for it (look again shortly). */
   readonly busy: boolean
   /** The earliest wake time this part found (a postponed batch's opening, a claim's recheck), if any. */
   readonly nextAt: number | undefined

@@ -51,21 +51,16 @@ import * as LegalityCache from "./LegalityCache.ts"
 import * as Reconciler from "./Reconciler.ts"
 import * as Recorder from "./Recorder.ts"
 
-/** @category models */
-export interface TickReport {
+/**
+ * What a pass did: the claim part's report (its members are documented there), with the maintenance before it.
+ *
+ * @category models
+ */
+export interface TickReport extends Claimer.ClaimReport {
   readonly reclaimed: number
   readonly reconciled: Reconciler.ReconcileReport
-  /** Batches moved to their window's next opening. */
-  readonly postponed: number
-  readonly claimed: number
-  readonly skipped: number
-  /** Tasks left pending because their number reached its attempt cap (decision 0624). */
-  readonly deferred: number
-  readonly completed: number
-  /** Whether a batch may have more to claim right now (a claim hit `claimLimit` with the org's slots not all taken). */
+  /** As the claim's, and true too when the pass read as many due batches as a pass reads (more may be due). */
   readonly more: boolean
-  /** Whether an org's claim lock stayed taken longer than a claim waits for it (look again shortly). */
-  readonly busy: boolean
   /**
    * The earliest time after the pass looked at which a batch becomes due, as far as the pass knows: a waiting
    * batch's trigger time or window opening (from the database when the pass looked, and the openings of the batches
