@@ -1,12 +1,13 @@
 // `npm run check:deps`: the monorepo's dependency rule (rule.js beside this file) checked over
 // every import of every source file and every declared dependency of every workspace package.
 // ESLint applies the same rule per file; this check also catches what ESLint does not see:
-// package.json dependencies and files outside ESLint's reach, and rule 4 (no SQL function body in a migration
-// after 0027: bodies live in packages/store/src/functions/), which is about SQL text, not imports.
+// package.json dependencies and files outside ESLint's reach, rule 4 (no SQL function body in a migration
+// after 0027: bodies live in packages/store/src/functions/), which is about SQL text, not imports, and the part of
+// rule 6 (an app's main.ts only composes layers) that is about its code rather than its imports.
 // Exit 1 lists every violation.
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { functionBodyViolations, layerOf, violation } from "./rule.js"
+import { functionBodyViolations, layerOf, mainViolations, violation } from "./rule.js"
 
 const IMPORT =
   /(?:^|[^\w.])(?:import|export)\s[^"'`;]*?\sfrom\s*["']([^"']+)["']|(?:^|[^\w.])import\s*\(\s*["']([^"']+)["']\s*\)|(?:^|[^\w.])import\s+["']([^"']+)["']/gm
@@ -64,7 +65,9 @@ export const check = (root: string): Array<string> => {
           const message = violation(relFile, spec)
           if (message) problems.push(`${relFile}:${line}: ${message}`)
         }
-        for (const { line, message } of functionBodyViolations(relFile, source)) {
+        for (
+          const { line, message } of [...functionBodyViolations(relFile, source), ...mainViolations(relFile, source)]
+        ) {
           problems.push(`${relFile}:${line}: ${message}`)
         }
       }

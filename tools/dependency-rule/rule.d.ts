@@ -18,3 +18,13 @@ export declare const functionBodyViolations: (
   relativePath: string,
   source: string
 ) => Array<{ readonly line: number; readonly message: string }>
+export declare const appMains: {
+  readonly file: RegExp
+  readonly imports: ReadonlyArray<string>
+  readonly forbidden: ReadonlyArray<{ readonly pattern: RegExp; readonly what: string }>
+  readonly launch: RegExp
+}
+export declare const mainViolations: (
+  relativePath: string,
+  source: string
+) => Array<{ readonly line: number; readonly message: string }>

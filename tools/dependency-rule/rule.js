@@ -7,6 +7,11 @@
 //   domain <- agent-test (the custom-LLM test runner) <- apps
 //   rule 4: SQL function bodies live in packages/store/src/functions/, not in migrations after 0027
 //   rule 5: a feature folder of packages/store/src reaches another feature only through its index.ts
+//   rule 6: an app's src/main.ts only composes layers
+//
+// Numbers: rules 1 and 4 are the import rules of the same number in the target layout (issue 29); the layout's
+// rule 2 (features meet through index.ts) is rule 5 here and its rule 5 (main.ts) is rule 6, because rule 5 was
+// taken first.
 //
 // Plain JavaScript so that eslint.config.js can import it without a TypeScript loader.
 
@@ -114,7 +119,7 @@ export const violation = (relativePath, spec) => {
       ? `relative import "${spec}" leaves its package; import the workspace package by name`
       : featureImportViolation(relativePath, spec)
   }
-  return owner.layer.check(spec, owner.self)
+  return owner.layer.check(spec, owner.self) ?? mainImportViolation(relativePath, spec)
 }
 
 /**
@@ -186,6 +191,72 @@ export const functionBodyViolations = (relativePath, source) => {
           `migrations hold schema only, a function lives in ${functionBodies.home}<name>.sql (rule 4, decision 0017)`
       })
     }
+  }
+  return found.sort((a, b) => a.line - b.line)
+}
+
+/**
+ * Rule 6 (docs/architecture.md "Folders"; layout rule 5, house style §5.3): an app's `src/main.ts` only composes
+ * layers. Checkably:
+ * - it imports only `imports`: effect's root module (Layer), the process plumbing (`@svc/runtime`), the store's root
+ *   (its Database layers) and modules of its own app (`./…`, or by its package name); everything else is used by
+ *   those modules, not by main;
+ * - its code (comments and strings aside) holds none of `forbidden`: no function or class of its own, no control
+ *   flow, no `process` (arguments, environment and exit codes are the runtime's: `Main.launch`);
+ * - at most one arrow function, the launch, `export const main = (`: svc-lint's entries (bin.ts, snapshot.ts) hand
+ *   it the Node runtime, which a V8 start-up snapshot cannot contain (decision 0202).
+ */
+export const appMains = {
+  file: /^apps\/[^/]+\/src\/main\.ts$/,
+  imports: ["effect", "@svc/runtime", "@svc/store"],
+  forbidden: [
+    { pattern: /\bfunction\b/g, what: "a function definition" },
+    { pattern: /\bclass\b/g, what: "a class" },
+    { pattern: /\b(?:if|else|for|while|do|switch|try|catch)\b|\?\?|&&|\|\|/g, what: "control flow" },
+    { pattern: /\bprocess\b/g, what: "process (arguments, environment and exit codes belong to the runtime)" }
+  ],
+  launch: /\bexport\s+const\s+main\s*=\s*\(/g
+}
+
+/** The verdict of rule 6 on one import of an app's main.ts. */
+export const mainImportViolation = (relativePath, spec) =>
+  !appMains.file.test(relativePath) || isRelative(spec) || appMains.imports.includes(spec) ||
+    pkg(spec) === `@svc/${relativePath.split("/")[1]}`
+    ? undefined
+    : `main.ts only composes layers: it imports ${appMains.imports.map((i) => `"${i}"`).join(", ")} and its own ` +
+      `app's modules (found "${spec}"); move what needs it into a module of the app (rule 6)`
+
+/** The text with comments and string literals blanked (newlines kept), so that only code is matched. */
+const codeOf = (source) =>
+  source.replace(
+    /\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`/g,
+    (text) => text.replace(/[^\n]/g, " ")
+  )
+
+/** Every construct of an app's main.ts that rule 6 forbids, as `{ line, message }`. */
+export const mainViolations = (relativePath, source) => {
+  if (!appMains.file.test(relativePath)) return []
+  const code = codeOf(source)
+  const lineOf = (index) => code.slice(0, index).split("\n").length
+  const found = []
+  for (const { pattern, what } of appMains.forbidden) {
+    for (const match of code.matchAll(pattern)) {
+      found.push({ line: lineOf(match.index), message: `main.ts only composes layers: ${what} (rule 6)` })
+    }
+  }
+  // the launch's arrow is the first one after `export const main = (`; every other arrow is a function of its own
+  const [launch, ...more] = [...code.matchAll(appMains.launch)]
+  const launchArrow = launch === undefined ? -1 : code.indexOf("=>", launch.index)
+  for (const arrow of code.matchAll(/=>/g)) {
+    if (arrow.index === launchArrow) continue
+    found.push({
+      line: lineOf(arrow.index),
+      message: "main.ts only composes layers: a function other than the launch (export const main = (...) => ...) " +
+        "(rule 6)"
+    })
+  }
+  for (const again of more) {
+    found.push({ line: lineOf(again.index), message: "main.ts only composes layers: a second launch (rule 6)" })
   }
   return found.sort((a, b) => a.line - b.line)
 }

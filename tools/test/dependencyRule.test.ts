@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { check, importsOf } from "../dependency-rule/check.ts"
-import { functionBodyViolations, violation } from "../dependency-rule/rule.js"
+import { functionBodyViolations, mainViolations, violation } from "../dependency-rule/rule.js"
 
 const root = path.resolve(import.meta.dirname, "..", "..")
 
@@ -195,6 +195,94 @@ describe("dependency rule", () => {
         {
           filePath: path.join(root, "packages/store/src/calls/Bad.ts")
         }
+      )
+      assert.deepStrictEqual(result?.messages.map((m) => [m.ruleId, m.line]), [["svc/dependency-rule", 1]])
+    }, 30_000)
+  })
+
+  // Rule 6 (docs/architecture.md "Folders"; layout rule 5, house style §5.3): an app's main.ts only composes layers.
+  describe("rule 6: an app's main.ts only composes layers", () => {
+    const server = "apps/server/src/main.ts"
+
+    it("lets main.ts import effect, @svc/runtime, the store's root and its own app's modules only", () => {
+      assert.isUndefined(violation(server, "effect"))
+      assert.isUndefined(violation(server, "@svc/runtime"))
+      assert.isUndefined(violation(server, "./runtime/Server.ts"))
+      assert.isUndefined(violation(server, "@svc/server/runtime/Server.ts"))
+      assert.match(
+        violation(server, "node:fs") ?? "",
+        /main\.ts only composes layers: .*\(found "node:fs"\).*\(rule 6\)/
+      )
+      assert.match(violation(server, "effect/http") ?? "", /\(found "effect\/http"\)/)
+      assert.match(violation(server, "@svc/store/dispatch/DispatchRepo.ts") ?? "", /rule 6/)
+      assert.match(violation("apps/lint/src/main.ts", "@effect/platform-node/NodeRuntime") ?? "", /rule 6/)
+      // other files of the app, and a main.ts below src/, are not the app's main
+      assert.isUndefined(violation("apps/server/src/runtime/Server.ts", "node:fs"))
+      assert.isUndefined(violation("apps/server/src/admin/main.ts", "node:fs"))
+    })
+
+    it("finds functions, classes, control flow and process in main.ts, with their lines, outside comments and strings", () => {
+      const source = [
+        "// if a function, a class or process is named in a comment, that is not code",
+        "import { Main } from \"@svc/runtime\"",
+        "function helper() { return 1 }",
+        "class Box {}",
+        "const port = process.env[\"PORT\"] ?? \"8080 if while\"",
+        "if (port) Main.launch(\"x\", layer)",
+        "const f = (a: number) => a + 1",
+        "export const main = (p: P): void => run(p)",
+        "export const main = (q: Q): void => run(q)"
+      ].join("\n")
+      assert.deepStrictEqual(mainViolations(server, source).map((v) => [v.line, v.message.split(": ")[1]]), [
+        [3, "a function definition (rule 6)"],
+        [4, "a class (rule 6)"],
+        [5, "control flow (rule 6)"],
+        [5, "process (arguments, environment and exit codes belong to the runtime) (rule 6)"],
+        [6, "control flow (rule 6)"],
+        [7, "a function other than the launch (export const main = (...) => ...) (rule 6)"],
+        [9, "a function other than the launch (export const main = (...) => ...) (rule 6)"],
+        [9, "a second launch (rule 6)"]
+      ])
+    })
+
+    it("lets a main.ts that composes and launches pass, and leaves other files alone", () => {
+      const composes = [
+        "import { Logging, Main } from \"@svc/runtime\"",
+        "import { Database } from \"@svc/store\"",
+        "import { Layer } from \"effect\"",
+        "import * as Server from \"./runtime/Server.ts\"",
+        "Main.launch(\"svc-server\", Server.layer.pipe(Layer.provideMerge(Database.layerSupervised)), Database.supervisionFailed)"
+      ].join("\n")
+      assert.deepStrictEqual(mainViolations(server, composes), [])
+      // the launch of an entry that receives its runtime (svc-lint: bin.ts and the start-up snapshot hand it in)
+      assert.deepStrictEqual(
+        mainViolations("apps/lint/src/main.ts", "export const main = (platform: Platform): void => run(platform)\n"),
+        []
+      )
+      assert.deepStrictEqual(mainViolations("apps/server/src/runtime/Server.ts", "function f() { if (x) {} }"), [])
+    })
+
+    it("fails the repository-wide check and ESLint on a main.ts that does more than compose", async () => {
+      const tree = fs.mkdtempSync(path.join(os.tmpdir(), "svc-deps-"))
+      try {
+        fs.mkdirSync(path.join(tree, "apps/server/src"), { recursive: true })
+        fs.writeFileSync(path.join(tree, "apps/server/package.json"), JSON.stringify({ dependencies: {} }))
+        fs.writeFileSync(
+          path.join(tree, "apps/server/src/main.ts"),
+          "import { Main } from \"@svc/runtime\"\nimport * as fs from \"node:fs\"\n" +
+            "if (fs.existsSync(\"x\")) Main.launch(\"svc-server\", layer)\n"
+        )
+        assert.deepStrictEqual(check(tree).map((p) => p.split(": ")[0]), [
+          "apps/server/src/main.ts:2",
+          "apps/server/src/main.ts:3"
+        ])
+      } finally {
+        fs.rmSync(tree, { recursive: true, force: true })
+      }
+      const eslint = new ESLint({ cwd: root })
+      const [result] = await eslint.lintText(
+        "import * as fs from \"node:fs\"\nexport const exists = fs.existsSync\n",
+        { filePath: path.join(root, "apps/server/src/main.ts") }
       )
       assert.deepStrictEqual(result?.messages.map((m) => [m.ruleId, m.line]), [["svc/dependency-rule", 1]])
     }, 30_000)

@@ -30,7 +30,7 @@ import * as nodePath from "node:path"
 import { LintCacheMemory, make as makeMemory } from "../cache/LintCacheMemory.ts"
 import { CurrentOutput } from "../commands/Output.ts"
 import * as FileWatch from "../files/FileWatch.ts"
-import { type Platform, runArgs } from "../main.ts"
+import { type Platform, runArgs } from "../commands/Program.ts"
 
 /** The first argument that makes a svc-lint process serve instead of lint (the bin starts it so). */
 export const SERVE_ARGUMENT = "--svc-lint-internal-serve"
