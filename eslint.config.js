@@ -13,16 +13,18 @@ const dependencyRule = {
   meta: { type: "problem", docs: { description: "enforce the package dependency rule" }, schema: [] },
   create(context) {
     const file = path.relative(root, context.filename).split(path.sep).join("/")
-    const check = (node, source) => {
+    // typeOnly: typescript-eslint marks an erased import `importKind: "type"` (`import type …`) and an erased
+    // re-export `exportKind: "type"`; `import { type A }` stays "value" (it still loads the module), as in check.ts.
+    const check = (source, typeOnly) => {
       if (!source || source.type !== "Literal" || typeof source.value !== "string") return
-      const message = violation(file, source.value)
+      const message = violation(file, source.value, typeOnly)
       if (message) context.report({ node: source, message })
     }
     return {
-      ImportDeclaration: (node) => check(node, node.source),
-      ExportNamedDeclaration: (node) => check(node, node.source),
-      ExportAllDeclaration: (node) => check(node, node.source),
-      ImportExpression: (node) => check(node, node.source)
+      ImportDeclaration: (node) => check(node.source, node.importKind === "type"),
+      ExportNamedDeclaration: (node) => check(node.source, node.exportKind === "type"),
+      ExportAllDeclaration: (node) => check(node.source, node.exportKind === "type"),
+      ImportExpression: (node) => check(node.source, false)
     }
   }
 }

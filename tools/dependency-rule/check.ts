@@ -7,22 +7,39 @@
 // Exit 1 lists every violation.
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { functionBodyViolations, layerOf, mainViolations, violation } from "./rule.js"
+import { functionBodyViolations, layerOf, mainViolations, typeOnlyPending, violation } from "./rule.js"
 
 const IMPORT =
-  /(?:^|[^\w.])(?:import|export)\s[^"'`;]*?\sfrom\s*["']([^"']+)["']|(?:^|[^\w.])import\s*\(\s*["']([^"']+)["']\s*\)|(?:^|[^\w.])import\s+["']([^"']+)["']/gm
+  /(?:^|[^\w.])(?:import|export)\s([^"'`;]*?)\sfrom\s*["']([^"']+)["']|(?:^|[^\w.])import\s*\(\s*["']([^"']+)["']\s*\)|(?:^|[^\w.])import\s+["']([^"']+)["']/gm
 
-/** Every (specifier, line) imported by a TypeScript/JavaScript source text. */
-export const importsOf = (source: string): Array<{ readonly spec: string; readonly line: number }> => {
-  const found: Array<{ spec: string; line: number }> = []
+/**
+ * An import clause that the compiler erases: `import type {…}`, `import type X`, `import type * as X`,
+ * `export type {…} from`, `export type * from`. Not `import { type A }`: under `verbatimModuleSyntax` that compiles to
+ * `import {} from "…"`, which still loads the module (rule 3 in rule.js).
+ */
+const TYPE_ONLY = /^type(?:\s*[{*]|\s+[\w$]+\s*$)/
+
+/**
+ * Every (specifier, line) imported by a TypeScript/JavaScript source text, and whether the import is erased when
+ * compiled (`typeOnly`); dynamic and side-effect imports never are.
+ */
+export const importKindsOf = (
+  source: string
+): Array<{ readonly spec: string; readonly line: number; readonly typeOnly: boolean }> => {
+  const found: Array<{ spec: string; line: number; typeOnly: boolean }> = []
   for (const match of source.matchAll(IMPORT)) {
-    const spec = match[1] ?? match[2] ?? match[3]
+    const spec = match[2] ?? match[3] ?? match[4]
     if (spec === undefined) continue
     const at = match.index + match[0].search(/import|export/)
-    found.push({ spec, line: source.slice(0, at).split("\n").length })
+    const typeOnly = match[1] !== undefined && TYPE_ONLY.test(match[1].trim())
+    found.push({ spec, line: source.slice(0, at).split("\n").length, typeOnly })
   }
   return found
 }
+
+/** Every (specifier, line) imported by a TypeScript/JavaScript source text. */
+export const importsOf = (source: string): Array<{ readonly spec: string; readonly line: number }> =>
+  importKindsOf(source).map(({ line, spec }) => ({ spec, line }))
 
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/
 
@@ -61,8 +78,8 @@ export const check = (root: string): Array<string> => {
       for (const file of walk(dir, [])) {
         const relFile = path.relative(root, file).split(path.sep).join("/")
         const source = fs.readFileSync(file, "utf8")
-        for (const { spec, line } of importsOf(source)) {
-          const message = violation(relFile, spec)
+        for (const { line, spec, typeOnly } of importKindsOf(source)) {
+          const message = violation(relFile, spec, typeOnly)
           if (message) problems.push(`${relFile}:${line}: ${message}`)
         }
         for (
@@ -71,6 +88,17 @@ export const check = (root: string): Array<string> => {
           problems.push(`${relFile}:${line}: ${message}`)
         }
       }
+    }
+  }
+  // rule 3's pending value imports: an entry whose file is here but no longer makes that import goes from the list
+  for (const { file, spec } of typeOnlyPending) {
+    const full = path.join(root, file)
+    if (!fs.existsSync(full)) continue
+    if (!importKindsOf(fs.readFileSync(full, "utf8")).some((i) => i.spec === spec && !i.typeOnly)) {
+      problems.push(
+        `${file}: no longer imports "${spec}" by value; remove it from typeOnlyPending in ` +
+          `tools/dependency-rule/rule.js (rule 3)`
+      )
     }
   }
   return problems.sort()

@@ -7,7 +7,18 @@ export declare const layers: Readonly<Record<string, Layer>>
 export declare const layerOf: (
   relativePath: string
 ) => { readonly name: string; readonly layer: Layer; readonly self: string } | undefined
-export declare const violation: (relativePath: string, spec: string) => string | undefined
+/** `typeOnly`: the import is erased when compiled (`import type`); only rule 3 tells the two apart. */
+export declare const violation: (relativePath: string, spec: string, typeOnly?: boolean) => string | undefined
+export declare const typeOnlyImports: ReadonlyArray<{
+  readonly files: string
+  readonly from: ReadonlyArray<string>
+  readonly why: string
+}>
+export declare const typeOnlyPending: ReadonlyArray<{
+  readonly file: string
+  readonly spec: string
+  readonly moves: string
+}>
 export declare const functionBodies: {
   readonly home: string
   readonly migrations: string

@@ -5,13 +5,14 @@
 //   domain  <- api, store <- apps        (apps never import each other)
 //   runtime (process plumbing) <- apps
 //   domain <- agent-test (the custom-LLM test runner) <- apps
+//   rule 3: packages/store/src imports the domain's compliance/ and dispatch/ for types only (`import type`)
 //   rule 4: SQL function bodies live in packages/store/src/functions/, not in migrations after 0027
 //   rule 5: a feature folder of packages/store/src reaches another feature only through its index.ts
 //   rule 6: an app's src/main.ts only composes layers
 //
-// Numbers: rules 1 and 4 are the import rules of the same number in the target layout (issue 29); the layout's
+// Numbers: rules 1, 3 and 4 are the import rules of the same number in the target layout (issue 29); the layout's
 // rule 2 (features meet through index.ts) is rule 5 here and its rule 5 (main.ts) is rule 6, because rule 5 was
-// taken first.
+// taken first. Rule 2 is not used.
 //
 // Plain JavaScript so that eslint.config.js can import it without a TypeScript loader.
 
@@ -101,8 +102,11 @@ export const layerOf = (relativePath) => {
 
 const TEST_TOOLING = ["vitest", "@effect/vitest"]
 
-/** The verdict for one import seen in one file: a message when the import breaks the rule. */
-export const violation = (relativePath, spec) => {
+/**
+ * The verdict for one import seen in one file: a message when the import breaks the rule. `typeOnly`: the import is
+ * erased when compiled (`import type ...`, `export type ... from`); only rule 3 tells the two apart.
+ */
+export const violation = (relativePath, spec, typeOnly = false) => {
   const owner = layerOf(relativePath)
   if (!owner || owner.name === "composition") return undefined
   const dir = owner.layer.dirs.find((d) => relativePath.startsWith(d + "/"))
@@ -119,7 +123,68 @@ export const violation = (relativePath, spec) => {
       ? `relative import "${spec}" leaves its package; import the workspace package by name`
       : featureImportViolation(relativePath, spec)
   }
-  return owner.layer.check(spec, owner.self) ?? mainImportViolation(relativePath, spec)
+  return owner.layer.check(spec, owner.self) ?? typeOnlyViolation(relativePath, spec, typeOnly) ??
+    mainImportViolation(relativePath, spec)
+}
+
+/**
+ * Rule 3 (docs/architecture.md "Packages and the dependency rule"; layout rule 3): the store applies decided values.
+ * Whether, when and under which rules a task may be dialled is decided by the domain's `compliance/` and `dispatch/`
+ * modules, run by the store's callers (the apps); the store may name their types, never run their code. Every value
+ * they export counts, schemas included: decoding a stored override with the policy's schema and falling back to the
+ * default policy when it no longer decodes is itself a compliance decision. `import { type A }` is refused too: under
+ * `verbatimModuleSyntax` it compiles to `import {} from "..."`, which still loads the module; write `import type`.
+ */
+export const typeOnlyImports = [
+  {
+    files: "packages/store/src/",
+    from: ["@svc/domain/compliance/", "@svc/domain/dispatch/"],
+    why: "callers decide, the store applies what they decided"
+  }
+]
+
+/**
+ * The value imports rule 3 still finds, each named with what moving it takes (docs/architecture.md "Packages and the
+ * dependency rule"). The list only shrinks: `npm run check:deps` fails on an entry whose file no longer makes that
+ * import, and on any value import not listed.
+ */
+export const typeOnlyPending = [
+  {
+    file: "packages/store/src/policies/CallingPolicyRepo.ts",
+    spec: "@svc/domain/compliance/CallingPolicy.ts",
+    moves: "the effective policy (effectiveOf, the override's validation and loosenings) to a domain function that " +
+      "the admin commands and the scheduler's LegalityCache run; the repository stores and returns rows"
+  },
+  {
+    file: "packages/store/src/dispatch/LegalHoursReport.ts",
+    spec: "@svc/domain/compliance/LegalGroups.ts",
+    moves: "the report's explanation (rulesOfIds, explain, labels) to a domain function run by the callers of " +
+      "BatchProgressRepo.get/cancel and DispatchInspect.preview, which then return the report's rows"
+  },
+  {
+    file: "packages/store/src/dispatch/LegalHoursReport.ts",
+    spec: "@svc/domain/compliance/LegalHours.ts",
+    moves: "as above"
+  },
+  {
+    file: "packages/store/src/batches/TaskPreparer.ts",
+    spec: "@svc/domain/compliance/LegalGroups.ts",
+    moves: "the LegalGrouper to the create's callers (a grouper passed in CreateOptions, fed the contacts' locations " +
+      "the create reads in its transaction)"
+  }
+]
+
+/** The verdict of rule 3 on one import (`typeOnly`: erased when compiled). */
+export const typeOnlyViolation = (relativePath, spec, typeOnly) => {
+  if (typeOnly || typeOnlyPending.some((p) => p.file === relativePath && p.spec === spec)) return undefined
+  for (const { files, from, why } of typeOnlyImports) {
+    if (!relativePath.startsWith(files)) continue
+    const module = from.find((f) => spec.startsWith(f))
+    if (module === undefined) continue
+    return `${files.replace(/\/$/, "")} imports ${module.replace(/\/$/, "")}/ for types only ("${spec}"): ${why}; ` +
+      `import type, and take the decided value as a parameter (rule 3)`
+  }
+  return undefined
 }
 
 /**

@@ -5,8 +5,8 @@ import { ESLint } from "eslint"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { check, importsOf } from "../dependency-rule/check.ts"
-import { functionBodyViolations, mainViolations, violation } from "../dependency-rule/rule.js"
+import { check, importKindsOf, importsOf } from "../dependency-rule/check.ts"
+import { functionBodyViolations, mainViolations, typeOnlyPending, violation } from "../dependency-rule/rule.js"
 
 const root = path.resolve(import.meta.dirname, "..", "..")
 
@@ -197,6 +197,109 @@ describe("dependency rule", () => {
         }
       )
       assert.deepStrictEqual(result?.messages.map((m) => [m.ruleId, m.line]), [["svc/dependency-rule", 1]])
+    }, 30_000)
+  })
+
+  // Rule 3 (docs/architecture.md "Packages and the dependency rule"; layout rule 3, issue 29 item 1): the store takes
+  // decided values; the domain's compliance/ and dispatch/ modules decide, run by the store's callers.
+  describe("rule 3: the store imports compliance/ and dispatch/ for types only", () => {
+    const store = "packages/store/src/batches/CreateBatchCall.ts"
+
+    it("refuses a value import, an inline `type` import and a re-export, naming the module", () => {
+      assert.strictEqual(
+        violation(store, "@svc/domain/compliance/LegalGroups.ts"),
+        "packages/store/src imports @svc/domain/compliance/ for types only (\"@svc/domain/compliance/LegalGroups.ts\"): " +
+          "callers decide, the store applies what they decided; import type, and take the decided value as a " +
+          "parameter (rule 3)"
+      )
+      assert.match(
+        violation("packages/store/src/dispatch/Claims.ts", "@svc/domain/dispatch/Legality.ts", false) ?? "",
+        /imports @svc\/domain\/dispatch\/ for types only/
+      )
+      // the inline form still loads the module under verbatimModuleSyntax (`import {} from ...`)
+      assert.deepStrictEqual(
+        importKindsOf(
+          [
+            "import { type LegalGroup } from \"@svc/domain/compliance/LegalGroups.ts\"",
+            "import { LegalGrouper, type LegalGroup } from \"@svc/domain/compliance/LegalGroups.ts\"",
+            "export * from \"@svc/domain/dispatch/Outcome.ts\"",
+            "const m = await import(\"@svc/domain/dispatch/Lease.ts\")"
+          ].join("\n")
+        ).map((i) => i.typeOnly),
+        [false, false, false, false]
+      )
+    })
+
+    it("lets the store import their types, and everything else of the domain; tests and apps are callers", () => {
+      assert.isUndefined(violation(store, "@svc/domain/compliance/LegalGroups.ts", true))
+      assert.deepStrictEqual(
+        importKindsOf(
+          [
+            "import type { LegalGroup } from \"@svc/domain/compliance/LegalGroups.ts\"",
+            "import type * as Legality from \"@svc/domain/dispatch/Legality.ts\"",
+            "import type Zones from \"@svc/domain/compliance/RecipientZones.ts\"",
+            "export type { Outcome } from \"@svc/domain/dispatch/Outcome.ts\"",
+            "export type * from \"@svc/domain/dispatch/Lease.ts\"",
+            "import type from \"./type.ts\""
+          ].join("\n")
+        ).map((i) => [i.line, i.typeOnly]),
+        [[1, true], [2, true], [3, true], [4, true], [5, true], [6, false]]
+      )
+      assert.isUndefined(violation(store, "@svc/domain/models/BatchCall.ts"))
+      assert.isUndefined(violation(store, "@svc/domain/CallWindow.ts"))
+      assert.isUndefined(violation("packages/store/test/batches/TaskPreparer.test.ts", "@svc/domain/compliance/X.ts"))
+      assert.isUndefined(violation("apps/server/src/handlers/BatchCalls.ts", "@svc/domain/compliance/LegalGroups.ts"))
+      assert.isUndefined(violation("packages/api/src/Api.ts", "@svc/domain/dispatch/Outcome.ts"))
+    })
+
+    it("lets only the listed pending imports through, and fails the check when one is no longer made", () => {
+      const [pending] = typeOnlyPending
+      assert.isDefined(pending)
+      assert.isUndefined(violation(pending!.file, pending!.spec))
+      // the same import elsewhere, or another module in the same file, is refused
+      assert.match(violation("packages/store/src/batches/Other.ts", pending!.spec) ?? "", /rule 3/)
+      assert.match(violation(pending!.file, "@svc/domain/dispatch/Legality.ts") ?? "", /rule 3/)
+      const tree = fs.mkdtempSync(path.join(os.tmpdir(), "svc-deps-"))
+      try {
+        fs.mkdirSync(path.join(tree, path.dirname(pending!.file)), { recursive: true })
+        fs.writeFileSync(path.join(tree, "packages/store/package.json"), JSON.stringify({ dependencies: {} }))
+        fs.writeFileSync(path.join(tree, pending!.file), `import type { X } from "${pending!.spec}"\n`)
+        assert.deepStrictEqual(check(tree), [
+          `${pending!.file}: no longer imports "${pending!.spec}" by value; remove it from typeOnlyPending in ` +
+          "tools/dependency-rule/rule.js (rule 3)"
+        ])
+      } finally {
+        fs.rmSync(tree, { recursive: true, force: true })
+      }
+    })
+
+    it("fails the repository-wide check and ESLint on a value import, not on import type", async () => {
+      const tree = fs.mkdtempSync(path.join(os.tmpdir(), "svc-deps-"))
+      try {
+        fs.mkdirSync(path.join(tree, "packages/store/src/batches"), { recursive: true })
+        fs.writeFileSync(path.join(tree, "packages/store/package.json"), JSON.stringify({ dependencies: {} }))
+        fs.writeFileSync(
+          path.join(tree, "packages/store/src/batches/Bad.ts"),
+          "import type { LegalGroup } from \"@svc/domain/compliance/LegalGroups.ts\"\n" +
+            "import { LegalGrouper } from \"@svc/domain/compliance/LegalGroups.ts\"\n"
+        )
+        assert.deepStrictEqual(check(tree).map((p) => p.split(": ")[0]), ["packages/store/src/batches/Bad.ts:2"])
+      } finally {
+        fs.rmSync(tree, { recursive: true, force: true })
+      }
+      const eslint = new ESLint({ cwd: root })
+      const [result] = await eslint.lintText(
+        [
+          "import type { LegalGroup } from \"@svc/domain/compliance/LegalGroups.ts\"",
+          "import { groupLegality } from \"@svc/domain/dispatch/Legality.ts\"",
+          "export type { Outcome } from \"@svc/domain/dispatch/Outcome.ts\"",
+          "export const x: LegalGroup | undefined = undefined",
+          "export const y = groupLegality",
+          ""
+        ].join("\n"),
+        { filePath: path.join(root, "packages/store/src/batches/Bad.ts") }
+      )
+      assert.deepStrictEqual(result?.messages.map((m) => [m.ruleId, m.line]), [["svc/dependency-rule", 2]])
     }, 30_000)
   })
 
