@@ -1,5 +1,5 @@
 /**
- * The incremental mode (`--cache`, issue 17 item 3, decision 0630): each file's problems are kept
+ * The incremental mode (`--cache`, decision 0630): each file's problems are kept
  * under its content hash, so a re-run parses only the files whose bytes changed.
  *
  * - Key. One run key hashes everything a file's problems depend on besides its bytes and path: the

@@ -1,7 +1,7 @@
 /**
  * `svc-lint rules`: every rule of the spec's deprecation schedule with its status as of a date
  * (default: today, UTC), its dates and its replacement, then the legal-hours rules for batch call
- * definitions (issue 15 item 5), whose level does not move with the date. Text for people, `--json`
+ * definitions (decision 0627), whose level does not move with the date. Text for people, `--json`
  * for tools.
  */
 import * as DeprecationRule from "@svc/domain/Deprecation/Rule.ts"

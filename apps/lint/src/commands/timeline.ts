@@ -2,7 +2,7 @@
  * `svc-lint timeline [paths...]`: for the given inputs, what breaks on which future date. Every
  * schedule finding in the inputs is grouped by the rule's milestones after the as-of date (a
  * deprecation that becomes a removal appears on both dates), with counts and files. A batch call
- * window that stops being legal after the as-of date (`batch-window-seasonal`, issue 15 item 5)
+ * window that stops being legal after the as-of date (`batch-window-seasonal`, decision 0627)
  * appears on that date as "not legal".
  */
 import { classify, type RuleId } from "@svc/domain/Deprecation/Rule.ts"

@@ -1,5 +1,5 @@
 /**
- * The resident linter (`svc-lint --daemon`, issue 17 item 3, decision 0642): one long-lived
+ * The resident linter (`svc-lint --daemon`, decision 0642): one long-lived
  * svc-lint per working folder that runs each client's command line in its warm process, so a
  * re-lint pays neither Node's start-up nor the linter's (120-180 ms measured, more than the whole
  * 0.15 s goal) and keeps its `--cache` entries in memory between runs.
@@ -29,8 +29,8 @@ import * as net from "node:net"
 import * as nodePath from "node:path"
 import { LintCacheMemory, make as makeMemory } from "../cache/LintCacheMemory.ts"
 import { CurrentOutput } from "../commands/Output.ts"
-import * as FileWatch from "../files/FileWatch.ts"
 import { type Platform, runArgs } from "../commands/Program.ts"
+import * as FileWatch from "../files/FileWatch.ts"
 
 /** The first argument that makes a svc-lint process serve instead of lint (the bin starts it so). */
 export const SERVE_ARGUMENT = "--svc-lint-internal-serve"

@@ -1,6 +1,6 @@
 /**
- * Batch definitions whose call window can never be legal at the called parties (issue 15 item 5,
- * docs/decisions/0627-lint-batch-window-legal-hours.md).
+ * Batch definitions whose call window can never be legal at the called parties
+ * (decision 0627).
  *
  * A create-batch-call body (JSON/YAML) is grouped exactly as create-batch-call groups it for dispatch
  * (`LegalGrouper`: the candidate zones of each task's `to_number` and the rules of its area-code state under the

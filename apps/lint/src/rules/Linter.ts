@@ -185,7 +185,7 @@ const toFindingsLocated = (
   return out
 }
 
-/** Findings of a create-batch-call body (issue 15 item 5: legal hours at the called parties). */
+/** Findings of a create-batch-call body (decision 0627: legal hours at the called parties). */
 const checkBatchDocument: CheckDocument = (ctx, settings, file, doc, docIndex) => {
   const out: Array<DocumentFinding> = []
   for (const f of checkBatchCall(doc, ctx.at)) {

@@ -1,5 +1,5 @@
 /**
- * `svc-test` (issue 32 item 5): runs scripted test-case definitions from YAML or JSON files against a custom-LLM
+ * `svc-test` (decision 0705): runs scripted test-case definitions from YAML or JSON files against a custom-LLM
  * WebSocket URL, with no server or database (`@svc/agent-test`'s runner, in process), and reports in text, JSON,
  * JUnit XML or SARIF 2.1.0. Exit codes (decision 0705): 0 every test passed, 1 a test failed or ended in error (the
  * agent is broken), 2 the run itself could not happen (usage, unreadable or invalid file, no URL).
@@ -214,7 +214,7 @@ export const run = (
     const loaded = load(options)
     if (loaded instanceof UsageError) return { out: "", err: `svc-test: ${loaded.message}\n`, code: 2 as const }
     const runnerOptions = { ...Runner.defaults, replyTimeoutMs: options.replyTimeoutMs }
-    // one at a time, in file order: the report is the same order every run (issue 32, "Determinism")
+    // one at a time, in file order: the report is the same order every run (decision 0705)
     const results = yield* Effect.forEach(loaded, (test, index) =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
