@@ -1,5 +1,5 @@
 /**
- * The batch test runner of a scheduler worker (issue 32 item 2; decision 0702): `concurrency` fibers each lease the
+ * The batch test runner of a scheduler worker (decision 0702): `concurrency` fibers each lease the
  * next due test run, run it against the batch's custom-LLM server with `@svc/agent-test`'s runner (call id = the
  * run's id), renew the lease while it runs, and finish it with its verdict. A run whose worker died (killed, or
  * stopped mid-run) is taken again once its lease expires; after `maxAttempts` leases it ends `error` saying so. The
@@ -87,7 +87,7 @@ export const load = Effect.gen(function*() {
   })
 })
 
-/** What to say about a simulation definition when no model is configured (issue 32 item 4). */
+/** What to say about a simulation definition when no model is configured (decision 0706). */
 export const simulationNotConfigured =
   "simulation test cases need an OpenAI-compatible chat-completions endpoint: set SVC_TEST_LLM_URL " +
   "(with SVC_TEST_LLM_MODEL and SVC_TEST_LLM_API_KEY) on the scheduler, or use type: scripted"
@@ -163,7 +163,7 @@ const round = (settings: BatchTestSettings, workerId: string) =>
 /**
  * One fiber's loop: rounds back to back while runs are due, a pause of `pollMs` when none is or a round failed.
  * A failure is DatabaseHealth's to log, as every other loop of the worker: an outage once when it starts and once
- * when it ends (no stack, issue 16), anything else with its cause; the loop goes on.
+ * when it ends (no stack, decision 0402), anything else with its cause; the loop goes on.
  *
  * @category constructors
  */

@@ -1,5 +1,5 @@
 /**
- * Batch-call dispatch (issue 5): one worker's loop over the batches in the database.
+ * Batch-call dispatch (decision 0401): one worker's loop over the batches in the database.
  *
  * Each pass (`tick`), in this order:
  * 1. expired leases turn their `dialling` tasks `unknown` (a worker died or stalled), and so do, without waiting for
@@ -10,7 +10,7 @@
  *    until then;
  * 4. per org, one transaction claims tasks of its open batches within the concurrency limit, shared fairly
  *    (DispatchRepo.claim), skipping `do_not_call` numbers; the claim commits (task `dialling`, lease) before any
- *    dial starts. Only tasks of the batch's legal groups that are legal now are claimed (issue 15, decision 0623:
+ *    dial starts. Only tasks of the batch's legal groups that are legal now are claimed (decision 0623:
  *    each group's zones and rules evaluated once per pass, `legalityOf`); a batch left with only blocked groups
  *    pending sleeps until the earliest of their openings, as a closed window does;
  *    tasks of a group whose rules cap attempts per number (FL 3 per 24 h...) are claimed only under their cap,

@@ -1,5 +1,5 @@
 /**
- * Legal groups per batch (issue 15 item 3, decision 0623): stored at the batch's creation, read once, kept with the
+ * Legal groups per batch (decision 0623): stored at the batch's creation, read once, kept with the
  * rules of the org's policy version they were resolved under; a batch whose org's policy version changed
  * (DueBatch.policyVersion, read with every look) has its groups resolved again (decision 0628). Each pass evaluates
  * each group once (Legality.groupLegality), never its tasks; a blocked group's opening is kept until it comes.
@@ -112,8 +112,8 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * Tells the tasks of each blocked group why they wait (issue 15: "tasks waiting on legal hours show state_reason
-   * saying which rule and until when"), and clears the reason of groups open again: one statement per group whose
+   * Tells the tasks of each blocked group why they wait (decision 0623: tasks waiting on legal hours show state_reason
+   * saying which rule and until when), and clears the reason of groups open again: one statement per group whose
    * state changed since this worker last wrote it. A claimed task's reason is cleared by the claim itself.
    */
   const explainBlocked = (batches: ReadonlyArray<DueBatch>, legality: ReadonlyMap<string, BatchLegality>) =>

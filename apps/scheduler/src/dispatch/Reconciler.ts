@@ -1,5 +1,5 @@
 /**
- * Reconciliation of `unknown` tasks (issue 5, "Exactly once"): a task whose lease expired while `dialling` (its
+ * Reconciliation of `unknown` tasks (decision 0401, "Exactly once"): a task whose lease expired while `dialling` (its
  * worker died, stalled, or gave it up on shutdown) may or may not have a call. Before anything dials it again,
  * the dialer is asked whether a call with the task's idempotency key exists:
  *

@@ -1,5 +1,5 @@
 /**
- * The cron-triggered contact-analysis sync (issue 5): at every tick of `SCHEDULER_BACKFILL_CRON` (effect `Cron`,
+ * The cron-triggered contact-analysis sync (decision 0401): at every tick of `SCHEDULER_BACKFILL_CRON` (effect `Cron`,
  * in `SCHEDULER_CRON_TZ`), each org's idle backfill job is queued again with `triggered_by: cron`. Every worker
  * sleeps until the same next tick and tries to claim it; the claim row (SchedulerCronRepo) lets exactly one of them
  * run it.

@@ -1,5 +1,5 @@
 /**
- * Calls feed contacts (issue 5): applies recorded calls to their contacts (`conversation_count`,
+ * Calls feed contacts (decision 0401): applies recorded calls to their contacts (`conversation_count`,
  * `last_conversation_timestamp`, a new contact for an unknown number) from the `contact_feed` outbox, in batches,
  * off the dispatch path (CallsRepo explains why). Every worker runs it; one at a time feeds (an advisory lock), the
  * others find it busy and look again after a pause.

@@ -1,7 +1,7 @@
 /**
  * The worker's view of whether its database is reachable, shared by all its loops (dispatch passes, recording,
  * lease renewal, the batch-created listener, the contact feed, backfill runs, the cron), so that an outage is told
- * once, not by every loop on every attempt (issue 16, "Outages").
+ * once, not by every loop on every attempt (decision 0402).
  *
  * Each loop runs its rounds through `observe`. A round that fails because the database cannot be reached (see
  * `isUnavailable`) moves the worker to "unavailable": the first such failure logs `database unavailable` (one line,

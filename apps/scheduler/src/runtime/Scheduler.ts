@@ -1,5 +1,5 @@
 /**
- * The scheduler worker (issue 5): batch-call dispatch (Dispatcher, with reconciliation), the contact feed (calls
+ * The scheduler worker (decision 0401): batch-call dispatch (Dispatcher, with reconciliation), the contact feed (calls
  * to contacts), the contact-analysis backfill runner and its cron sync, webhook delivery, and metrics. It needs only a `SqlClient` (plus configuration from the
  * environment, SchedulerConfig), so it runs alone (`svc-scheduler`) or beside the server in `npm start` on the
  * same pool; any number of workers share one database and coordinate only through it.
@@ -61,14 +61,14 @@ export const layerWith = (
   const jobs = Layer.effectDiscard(
     Effect.gen(function*() {
       yield* Effect.forkScoped(ContactFeed.loop)
-      // webhook delivery (issue 13): the outbox's events, signed, to their targets
+      // webhook delivery (decision 0524): the outbox's events, signed, to their targets
       yield* Effect.forkScoped(WebhookWorker.loop(webhooks, settings.workerId))
       yield* Effect.forkScoped(WebhookMetrics.sampleQueue(5_000))
       // finished events and superseded secrets pruned after the retention (decision 0524)
       yield* Effect.forkScoped(WebhookHousekeeping.loop(webhooks))
       // create-batch-call's expired idempotency records deleted (they are ignored once expired, never removed before)
       yield* Effect.forkScoped(IdempotencySweep.loop())
-      // batch tests (issue 32): test runs against customers' custom-LLM servers
+      // batch tests (decision 0702): test runs against customers' custom-LLM servers
       yield* Effect.forkScoped(BatchTestWorker.loopFromEnv(settings.workerId))
       if (Option.isNone(settings.backfillCron)) return
       const runner = yield* BackfillRunner
@@ -102,7 +102,7 @@ export const layerWith = (
 
 /**
  * The worker as configured by the environment, with the dialer `SVC_DIALER` names (the simulated carrier by
- * default; docs/dialer.md), pacing the carrier's call creations with `pacer` (issue 14, "Carrier pacing").
+ * default; docs/dialer.md), pacing the carrier's call creations with `pacer` (decision 0610).
  *
  * @category layers
  */

@@ -129,7 +129,7 @@ const raw = Config.all({
 
 /**
  * Which Dialer adapter the worker uses (`SVC_DIALER`): the simulated carrier (default, no account needed) or
- * Twilio (issue 14; its settings are read only then, apps/scheduler `twilio/TwilioConfig`).
+ * Twilio (decision 0602; its settings are read only then, apps/scheduler `twilio/TwilioConfig`).
  *
  * @category models
  */

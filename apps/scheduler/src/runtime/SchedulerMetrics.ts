@@ -1,5 +1,5 @@
 /**
- * The scheduler's Prometheus metrics (issue 5, "Operations": dials, outcomes, lag from due to dialled, leases
+ * The scheduler's Prometheus metrics (decision 0401, "Operations": dials, outcomes, lag from due to dialled, leases
  * reclaimed), as effect `Metric`s in the process's registry. Inside `npm start` the server's `GET /metrics` shows
  * them with the HTTP metrics (one process, one registry); a standalone `svc-scheduler` serves them itself on
  * `SCHEDULER_METRICS_PORT` when that is set (docs/decisions/0401-scheduler-row-leasing.md).

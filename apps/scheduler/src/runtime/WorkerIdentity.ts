@@ -1,5 +1,5 @@
 /**
- * Worker ids, and telling from one whether the worker's process is gone (issue 16, item 8; decision 0402).
+ * Worker ids, and telling from one whether the worker's process is gone (decision 0402).
  *
  * A worker that dies leaves its tasks `dialling` under leases that nobody renews; by the leases alone, the tasks are
  * taken up when the lease runs out (`SCHEDULER_LEASE_MS`, 30 s), and until then they hold the org's slots. That

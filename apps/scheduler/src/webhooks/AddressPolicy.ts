@@ -1,6 +1,6 @@
 /**
- * Which addresses a webhook may connect to (issue 13: "refuse URLs that resolve to loopback, private, link-local or
- * metadata addresses unless SVC_WEBHOOK_ALLOW_PRIVATE=true"; decision 0523). The check runs on the address the
+ * Which addresses a webhook may connect to (decision 0523: refuse URLs that resolve to loopback, private, link-local or
+ * metadata addresses unless SVC_WEBHOOK_ALLOW_PRIVATE=true). The check runs on the address the
  * socket is about to connect to (HttpSender's `lookup`), not on the URL when it is configured: a name that resolved
  * to a public address yesterday may resolve to 127.0.0.1 today (DNS rebinding).
  *

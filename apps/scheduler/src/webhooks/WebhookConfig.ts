@@ -1,5 +1,5 @@
 /**
- * Settings of webhook delivery (issue 13, part 4), from the environment; docs/operations.md lists them.
+ * Settings of webhook delivery (decision 0524), from the environment; docs/operations.md lists them.
  */
 import { Config, Effect, Schema } from "effect"
 

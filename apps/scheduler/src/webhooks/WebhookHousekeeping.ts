@@ -1,5 +1,5 @@
 /**
- * Webhook housekeeping (issue 13 follow-up; decision 0524, "Housekeeping"): every `pruneEveryMs` a worker deletes
+ * Webhook housekeeping (decision 0524): every `pruneEveryMs` a worker deletes
  * finished outbox events older than the retention (`SVC_WEBHOOK_RETENTION_DAYS`, 7 days) and signing secrets past
  * their grace period. Pending events are never pruned: they are given up (24 h) first, then kept for the retention
  * like any other finished event.

@@ -1,5 +1,5 @@
 /**
- * Webhook metrics (issue 13: "metrics (delivered, failed, retried, queue age)"), in the process's registry beside
+ * Webhook metrics (delivered, failed, retried, queue age; docs/operations.md), in the process's registry beside
  * the scheduler's (SchedulerMetrics): the same `/metrics` shows them.
  */
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"

@@ -1,5 +1,5 @@
 /**
- * Webhook delivery by the scheduler's workers (issue 13, part 4; decision 0524): takes due events from the outbox
+ * Webhook delivery by the scheduler's workers (decision 0524): takes due events from the outbox
  * (WebhooksRepo.claim), POSTs each signed to its target (HttpSender), and writes the results in batches.
  *
  * - Any number of workers: an event is held by one worker per attempt (the claim's lease), ordered per call (the

@@ -1,5 +1,5 @@
 /**
- * Carrier pacing (issue 14, "Carrier pacing"): a carrier account accepts at most so many call-creation requests
+ * Carrier pacing (decision 0610): a carrier account accepts at most so many call-creation requests
  * per second (Twilio: 1 by default, up to 30 or more with an approved profile) and answers 429 beyond it. Every
  * worker of a deployment shares the account, so the pace is shared too: each call creation first takes a slot
  * from the pacer, and a 429 or 5xx from the carrier makes every worker hold off for a while.

@@ -1,5 +1,5 @@
 /**
- * Settings of carrier pacing (issue 14, "Carrier pacing"; decision 0610), from the environment; docs/operations.md
+ * Settings of carrier pacing (decision 0610), from the environment; docs/operations.md
  * lists them.
  */
 import { Config, Effect, Option, Schema } from "effect"

@@ -1,5 +1,5 @@
 /**
- * Carrier pacing metrics (issue 14: "count pacing waits in the metrics"), in the process's registry beside the
+ * Carrier pacing metrics (decision 0610: pacing waits are counted), in the process's registry beside the
  * scheduler's (SchedulerMetrics): the same `/metrics` shows them.
  */
 import { Effect, Metric } from "effect"

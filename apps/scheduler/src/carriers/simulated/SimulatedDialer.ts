@@ -1,6 +1,6 @@
 /**
  * The default `Dialer` adapter: a deterministic carrier simulation, so the whole flow runs on one machine
- * (issue 5, "Telephony port"). It honours the port's contract (docs/dialer.md) with the simulated carrier's
+ * (decision 0401). It honours the port's contract (docs/dialer.md) with the simulated carrier's
  * records (`SchedulerSimulatedCarrier`) as the carrier's side:
  *
  * - What happens to a call is a pure function of the seed and the idempotency key: the outcome (answered, busy,

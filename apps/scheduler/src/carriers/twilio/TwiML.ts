@@ -1,5 +1,5 @@
 /**
- * The TwiML of a batch call (issue 14, "Adapter"): when the callee answers, Twilio dials the agent runtime at
+ * The TwiML of a batch call (decision 0604): when the callee answers, Twilio dials the agent runtime at
  * `sip:{call_id}@{sip_server}` (the spec's dial-to-SIP form) and bridges the two. The task's overrides and its
  * `custom_sip_headers` travel as SIP URI headers (`?X-Name=value&...`, RFC 3261 §19.1.1: each value
  * percent-encoded), which Twilio sends as headers of the INVITE. Built with the SDK's `VoiceResponse`, which

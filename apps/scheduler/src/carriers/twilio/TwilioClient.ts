@@ -1,5 +1,5 @@
 /**
- * The part of Twilio's REST API the adapter uses (issue 14), over the official SDK: create a call, fetch one, list
+ * The part of Twilio's REST API the adapter uses (decision 0602), over the official SDK: create a call, fetch one, list
  * the calls between two numbers. Results are plain values; every failure is a `TwilioRequestError` carrying the
  * HTTP status (absent when no response arrived: a timeout or a broken connection) and Twilio's error code, which
  * `TwilioOutcome.createFailure` classifies.
@@ -133,7 +133,7 @@ export class TwilioClient extends Context.Service<TwilioClient, {
   readonly accountSid: string
   readonly create: (call: CreateCall) => Effect.Effect<TwilioCall, TwilioRequestError>
   readonly fetch: (sid: string) => Effect.Effect<TwilioCall, TwilioRequestError>
-  /** Ends a call that has not been answered (`Status=canceled`; issue 14, "Hang-up on cancel"). */
+  /** Ends a call that has not been answered (`Status=canceled`; decision 0605). */
   readonly cancel: (sid: string) => Effect.Effect<TwilioCall, TwilioRequestError>
   /** The most recent calls from `from` to `to` (newest first, at most `limit`). */
   readonly list: (filter: { readonly to: string; readonly from: string; readonly limit: number }) => Effect.Effect<

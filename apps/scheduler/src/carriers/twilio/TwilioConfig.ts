@@ -1,5 +1,5 @@
 /**
- * The Twilio adapter's settings (issue 14, "Adapter selected by configuration"), read only when `SVC_DIALER=twilio`.
+ * The Twilio adapter's settings (docs/operations.md, Twilio), read only when `SVC_DIALER=twilio`.
  * Secrets are kept `Redacted`, so no log line or error message ever shows them; an invalid or missing variable is
  * an `InvalidTwilioConfig` naming the variable and the rule.
  */

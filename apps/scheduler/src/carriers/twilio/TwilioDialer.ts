@@ -1,5 +1,5 @@
 /**
- * The Twilio adapter behind the Dialer port (issue 14), honouring docs/dialer.md's rules with its own record per
+ * The Twilio adapter behind the Dialer port, honouring docs/dialer.md's rules with its own record per
  * key (`TwilioCallsRepo`, migration 0020), since Twilio has no idempotency key (decision 0602):
  *
  * - `dial`: a pacing slot of the account (`CarrierPacer`), then the key is reserved (one statement: only one dial
@@ -119,7 +119,7 @@ const sqlUnavailable = (error: SqlError.SqlError) =>
  * not yet been dialed", https://www.twilio.com/docs/voice/api/call-resource). So a record that has a start keeps it;
  * one without takes `end_time` − `duration` of a completed call (its talk time), and a call never answered has none
  * (it lasted 0 ms, as its callback's `CallDuration` says). Taking `start_time` overwrote a known answer with the dial
- * when only the end's callback was lost, and gave a busy call its ring time as its length (issue 28's Twilio double).
+ * when only the end's callback was lost, and gave a busy call its ring time as its length (decision 0606).
  */
 const updateOf = (call: TwilioCall, record: TwilioCallRecord) => ({
   callSid: call.sid,
@@ -267,7 +267,7 @@ export const layerWith = (
         })
 
       /**
-       * Hang-up on cancel (issue 14; decision 0605): a call not answered yet whose batch was cancelled is ended
+       * Hang-up on cancel (decision 0605): a call not answered yet whose batch was cancelled is ended
        * through the API (`Status=canceled`), once; Twilio's `canceled` callback then ends the record as usual. An
        * answered call goes on: a cancel stops what has not started, a conversation in progress finishes (0533).
        */
