@@ -3,7 +3,7 @@
  * line by line (errors name the line and the field), then stored in one transaction: a file with
  * any bad line imports nothing.
  *
- * Contacts (issue 13, part 5) keep everything a line gives, history and ids included, or the line is an
+ * Contacts keep everything a line gives, history and ids included, or the line is an
  * error (`ContactImportLine`, decision 0530); they stream through `ContactImportFile` into the bulk loader
  * `ContactImport.load`, with progress on stderr (`Progress.reporter`, decision 0531).
  *

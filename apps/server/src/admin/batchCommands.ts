@@ -1,5 +1,5 @@
 /**
- * Admin subcommands about one batch call (issue 5, "Operations"), printing JSON on stdout; the logic lives in
+ * Admin subcommands about one batch call (decision 0401, "Operations"), printing JSON on stdout; the logic lives in
  * `@svc/store/DispatchInspect.ts`, this file only wires flags to it.
  *
  * - `batch-status --org ID --batch ID`: tasks per state, calls in flight (batch, org, limit, free slots), whether
@@ -7,7 +7,7 @@
  * - `batch-preview --org ID --batch ID [--at ISO|ms] [--call-seconds N] [--show N]`: when its pending tasks would
  *   be dialled given its window, trigger time and free slots, assuming calls of `--call-seconds` (default 120);
  *   lists the first `--show` tasks (default 20) and how many `do_not_call` numbers are skipped; `legal_hours`
- *   reports how many tasks each legal-hours rule holds back and the next opening per zone set (issue 15, decision
+ *   reports how many tasks each legal-hours rule holds back and the next opening per zone set (decision
  *   0623). Dials nothing.
  */
 import { Database } from "@svc/store"

@@ -1,5 +1,5 @@
 /**
- * The admin subcommands (issue 4): create-org, create-api-key, add-phone-number, add-agent, import; the batch
+ * The admin subcommands: create-org, create-api-key, add-phone-number, add-agent, import; the batch
  * (batchCommands.ts), webhook (webhookCommands.ts) and calling-policy (policyCommands.ts) ones.
  * Each prints one JSON document on stdout.
  */

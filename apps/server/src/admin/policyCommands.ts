@@ -1,6 +1,6 @@
 /**
- * Admin subcommands for an organisation's calling policy (issue 15, "Legal hours": "Per-org override of the policy
- * (stricter always allowed; looser only with an explicit, audited admin flag)"; docs/decisions/0628), printing JSON
+ * Admin subcommands for an organisation's calling policy (decision 0628: "Per-org override of the policy
+ * (stricter always allowed; looser only with an explicit, audited admin flag)"), printing JSON
  * on stdout; the logic lives in `@svc/store/CallingPolicyRepo.ts`, this file wires flags to it.
  *
  * - `set-calling-policy --org ID --file PATH [--approved-by NAME --reason TEXT]`: the file holds the org's whole

@@ -1,5 +1,5 @@
 /**
- * Admin subcommands for webhooks (issue 13, part 4), printing JSON on stdout; the logic lives in
+ * Admin subcommands for webhooks (decisions 0521, 0522), printing JSON on stdout; the logic lives in
  * `@svc/store/WebhooksRepo.ts`, this file only wires flags to it.
  *
  * - `create-webhook-secret --org ID [--grace-hours N]` -> `{"webhook_secret"}`: shown once. The org's first secret

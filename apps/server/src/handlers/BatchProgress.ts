@@ -1,5 +1,5 @@
 /**
- * `GET /get-batch-call/{batch_call_id}` and `POST /cancel-batch-call/{batch_call_id}` (issue 13, part 3; svc
+ * `GET /get-batch-call/{batch_call_id}` and `POST /cancel-batch-call/{batch_call_id}` (decisions 0532, 0533; svc
  * extensions). Org-scoped: a batch of another org is a 404, exactly as one that does not exist, so ids cannot be
  * probed across orgs. The time is the server's clock (the window's next opening, the completion estimate, the
  * cancel's timestamp).

@@ -1,5 +1,5 @@
 /**
- * The calls API (issue 13 part 1) and contact history (part 2). The org always comes from the API key; another
+ * The calls API and a contact's history. The org always comes from the API key; another
  * org's call or contact is not found. Shapes: vendor-calls-facts sections 1 and 3; choices: decisions 0510-0512.
  */
 import { Api } from "@svc/api/Api.ts"
@@ -21,7 +21,7 @@ const missing = (id: string) => notFound(`call_id ${id} not found`)
 
 // call_json (migration 0012) returns exactly the Call shape; the response schema encodes it on the way out. A free-form
 // member stored nested deeper than the request bodies' limit (before it existed) is shown as a marked error value
-// instead of failing the answer (issue 27, decision 0106)
+// instead of failing the answer (decision 0106)
 const asCall = (json: unknown) => readableCall(json) as Call
 
 const conversationLimit = (raw: string | undefined): number | string => {

@@ -5,7 +5,7 @@
  * that lost its database. A failed check of an outage tells DatabaseAvailability (one log line per
  * outage, API requests answered 503 at once); other failures (a database that hangs: the query times out) log
  * one line without a stack, at most once a minute with the number of failures since the last line: probes repeat
- * every few seconds, and a line per probe grew the log with the probe rate (issue 27).
+ * every few seconds, and a line per probe grew the log with the probe rate (docs/operations.md, Health, logs, metrics).
  */
 import * as ErrorBody from "@svc/api/ErrorBody.ts"
 import { isUnavailable } from "@svc/store/db/DatabaseUnavailable.ts"

@@ -1,5 +1,5 @@
 /**
- * Admission control in front of the connection pool (issue 17, item 2, "Overload without collapse"; decisions 0546
+ * Admission control in front of the connection pool (decisions 0546
  * and 0547). Without it, every request a client sends is accepted and waits in the pool's queue: at 16 times the
  * saturation concurrency every request waits 16 times as long, and none is answered in time. With it:
  *
@@ -11,7 +11,7 @@
  *   (default 5 s) at the service time measured on recent requests, and refused at once otherwise; a request
  *   that has waited that long is refused then. `SVC_HTTP_MAX_QUEUED` bounds the parked sockets' memory and
  *   file descriptors (default: a sixteenth of the heap limit at ~12 KiB each, at most half the open-files limit;
- *   issue 27, item 7: a burst of 50 small create-batch-calls got 14 refusals from a queue of 20 that
+ *   decision 0547: a burst of 50 small create-batch-calls got 14 refusals from a queue of 20 that
  *   waited 100 ms);
  * - a refusal is a 503 in the error shape with `Retry-After: 1`, before the body is read, saying how many
  *   requests run and wait and why this one was refused: the vendor's clients retry 5xx after the delay, and an

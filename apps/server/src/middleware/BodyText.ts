@@ -2,10 +2,10 @@
  * The rules of every JSON request body, checked before any endpoint decodes it (create-batch-call applies them to its
  * stream: handlers/BatchCallBody.ts). A violation is a 400 naming the field; nothing is stripped, replaced or rounded.
  *
- * - Text (issue 16, item 7; decision 0011): the body is valid UTF-8, and no string in it (value or key, at any
+ * - Text (decision 0011): the body is valid UTF-8, and no string in it (value or key, at any
  *   depth) holds a NUL (U+0000, which PostgreSQL cannot store) or an unpaired UTF-16 surrogate (`"\ud800"`, which has
  *   no UTF-8 form).
- * - Structure (issue 27; decision 0106, domain JsonLimits): objects and arrays nest at most 64 levels, and every
+ * - Structure (decision 0106, domain JsonLimits): objects and arrays nest at most 64 levels, and every
  *   number lies within ±(2^53 - 1). A body nested 4,500 levels deep crashed recursive walkers (a 500), and one
  *   stored through update-call broke list-calls for its org; a larger integer was stored rounded.
  * - One leading byte-order mark is skipped, as the decoder skips it (RFC 8259 §8.1 lets a parser ignore it); the rules

@@ -1,5 +1,5 @@
 /**
- * Requests Node's HTTP parser refuses before any route sees them (issue 27, item 6): raw bytes that are not a valid
+ * Requests Node's HTTP parser refuses before any route sees them (decision 0106): raw bytes that are not a valid
  * request line (a non-ASCII byte in the target), a broken chunked encoding, a bad or duplicate `Content-Length`,
  * headers over Node's size limit, a request that did not arrive in time. Node answers them itself with a bare
  * `400 Bad Request` (no body, no request id); this `clientError` handler answers them in the API's error shape,

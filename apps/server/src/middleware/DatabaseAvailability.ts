@@ -1,5 +1,5 @@
 /**
- * What the API does while its database is away (issue 16: a killed postmaster made every request a
+ * What the API does while its database is away (decision 0009: a killed postmaster made every request a
  * 500 with a 1.85 KB stack trace, 90 MB of log in 22 s, and nothing healed it).
  *
  * - The first request that meets an outage (DatabaseUnavailable.isUnavailable) turns this replica's

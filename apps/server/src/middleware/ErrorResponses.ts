@@ -35,7 +35,7 @@ const ROOTS = { Params: "path", Query: "query", Headers: "headers" } as const
 /**
  * What the 404 of an unrouted path says. A path the deprecation schedule names gets its status on the day
  * (will be deprecated / deprecated since / removed on DATE) and its replacement, whatever that status: svc
- * serves none of them, and "no endpoint" would hide what the schedule knows (issue 16, item 9). Any other
+ * serves none of them, and "no endpoint" would hide what the schedule knows (decision 0011). Any other
  * path gets a plain "no endpoint".
  */
 export const notFoundMessage = (method: string, path: string, at: number): string => {

@@ -48,8 +48,8 @@ const duration = Metric.histogram("svc_http_request_duration_seconds", {
 })
 
 // One pair of series per (route, method, status), made once: `Metric.withAttributes` per request allocated two
-// metrics and their keys on every request (issue 17 item 1: "metrics that cost nothing per request beyond a
-// counter"). Bounded: routes are the fixed set above, and Node's parser admits only the methods it knows; past the cap
+// metrics and their keys on every request, where metrics should cost nothing per request beyond a
+// counter. Bounded: routes are the fixed set above, and Node's parser admits only the methods it knows; past the cap
 // a series is made per request as before, never lost.
 const MAX_SERIES = 4_096
 const series = new Map<string, { readonly requests: typeof requests; readonly duration: typeof duration }>()
@@ -78,7 +78,7 @@ const middleware = HttpRouter.middleware(
       yield* Metric.update(requestsOf, 1)
       yield* Metric.update(durationOf, seconds)
       // 503s of an outage are counted by DatabaseAvailability's summaries: one line per request
-      // then would be the flood issue 16 measured (2,200 a second).
+      // then would be the flood decision 0009 records (2,200 a second).
       const level = response.status === 503 ? "Debug" : "Info"
       // the line's annotations are built only when the line is written (LOG_LEVEL=Warn in production benches)
       if (LogLevel.isGreaterThanOrEqualTo(level, yield* References.MinimumLogLevel)) {

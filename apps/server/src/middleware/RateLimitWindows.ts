@@ -6,7 +6,7 @@
  *   request in a window sees the same end, so `RateLimit-Reset` counts down and never grows, and a
  *   new window starts from zero whatever happened in the last one.
  * - Effect's `RateLimiter` "fixed-window" is not this: its store adds `window / limit` to the key's
- *   time to live on every request, so the reset it reports grew with each request (issue 16, item 7).
+ *   time to live on every request, so the reset it reports grew with each request (decision 0105).
  * - In memory by default; in Redis with `REDIS_URL`, so that replicas count together. Redis keys carry
  *   the window's start and expire a few seconds after its end; replicas must agree on the time (NTP).
  * - Time comes from `Clock`, so tests pin it with `TestClock`.

@@ -1,5 +1,5 @@
 /**
- * The request target (path and query) checked like a body, before routing (issue 16, items 4 and 7:
+ * The request target (path and query) checked like a body, before routing (decision 0011:
  * `GET /get-contact/a%00b` reached PostgreSQL, which rejects NUL, and answered 500; `%FF` and long
  * ids answered a misleading 404). One rule for every path parameter and query value: valid
  * percent-encoded UTF-8, no control characters (U+0000-U+001F, U+007F); a path parameter at most 255

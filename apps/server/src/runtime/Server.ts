@@ -15,7 +15,7 @@ import { ServerConfig } from "./ServerConfig.ts"
 
 /**
  * The Node server behind the layer: requests held until the routes are attached (HeldServer), and requests Node's
- * parser refuses answered in the error shape with a request id, logged under it (ClientErrors, issue 27).
+ * parser refuses answered in the error shape with a request id, logged under it (ClientErrors, decision 0106).
  *
  * @category constructors
  */
@@ -31,7 +31,7 @@ export const makeNodeServer = (
 
 /**
  * Where the start-up line says the server listens: `HOST` itself, or, for all interfaces (`0.0.0.0`, `::`, the
- * default), the URL that reaches it from this machine and the fact (issue 27: it said `localhost` whatever `HOST`).
+ * default), the URL that reaches it from this machine and the fact (it used to say `localhost` whatever `HOST`).
  */
 export const listeningOn = (host: string, port: number): string =>
   host === "0.0.0.0" || host === "::" || host === ""

@@ -1,5 +1,5 @@
 /**
- * What svc-server needs to accept Twilio's status callbacks (issue 14; decision 0606): `TWILIO_AUTH_TOKEN`, the
+ * What svc-server needs to accept Twilio's status callbacks (decision 0606): `TWILIO_AUTH_TOKEN`, the
  * account's auth token (Twilio signs callbacks with it even when calls are created with an API key), and
  * `SVC_PUBLIC_URL`, the base Twilio posts to (the signature covers the full URL Twilio was given). Neither is
  * required: a server without them serves everything else and refuses every callback with 403 naming what is missing.

@@ -1,5 +1,5 @@
 /**
- * What a Twilio status callback says, read from its form body and query (issue 14, "Status callbacks"; decision
+ * What a Twilio status callback says, read from its form body and query (decision
  * 0606). Pure: the endpoint (TwilioStatusCallback.ts) checks the signature over {@link parseForm}'s parameters, then
  * turns them into the record's update with {@link decodeCallback}. Every refusal is a sentence naming the field and
  * its rule, answered 400.

@@ -1,6 +1,7 @@
 /**
- * Test-case definitions, create-batch-test and test runs (issue 32). A definition's update is merged with the stored
- * definition and decoded again as a create, so an update cannot leave a definition that a create would refuse.
+ * Test-case definitions, create-batch-test and test runs (decisions 0700-0702). A definition's update is merged
+ * with the stored definition and decoded again as a create, so an update cannot leave a definition that a create
+ * would refuse.
  */
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
@@ -75,7 +76,7 @@ export const layer = HttpApiBuilder.group(
           const { orgId } = yield* CurrentOrg
           const engine = payload.response_engine
           if (engine.type !== "custom-llm") {
-            // svc has no conversation runtime of its own (issue 32 item 4): only a customer's server is executable
+            // svc has no conversation runtime of its own (decision 0702): only a customer's server is executable
             return yield* badRequest(
               `response_engine.type ${engine.type} is not run by this deployment: batch tests run against ` +
                 `${
