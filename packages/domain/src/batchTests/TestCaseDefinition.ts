@@ -1,5 +1,5 @@
 /**
- * Test-case definitions (issue 32 item 1): the vendor's `simulation` kind (`user_prompt`, `metrics`, stored and run
+ * Test-case definitions (decision 0700): the vendor's `simulation` kind (`user_prompt`, `metrics`, stored and run
  * by a chat-completions model when one is configured) and svc's deterministic `scripted` kind (`user_turns` said in
  * order, `assertions` judged without any model). Shapes follow the vendor's `create-test-case-definition`
  * (reference: vendor-calls-facts.md §4); `type` absent means `simulation`, as the vendor's SDK sends no `type`.
@@ -77,7 +77,7 @@ const compiles = Schema.makeFilter((text: string) => {
 }, { expected: "a valid JavaScript regular expression" })
 
 /**
- * One deterministic check of a scripted run (issue 32 item 1).
+ * One deterministic check of a scripted run (decision 0701).
  *
  * @category models
  */
@@ -140,7 +140,7 @@ const Metrics = Schema.Array(NonEmptyText).check(
   Schema.isMaxLength(limits.metrics, { expected: `at most ${limits.metrics} metrics` })
 )
 
-/** spec (issue 32): an assertion's `turn` names a turn of the script: 0..user_turns.length. */
+/** decision 0701: an assertion's `turn` names a turn of the script: 0..user_turns.length. */
 const turnsInScript = Schema.makeFilter(
   (definition: { readonly user_turns: ReadonlyArray<string>; readonly assertions: ReadonlyArray<Assertion> }) => {
     for (const [index, assertion] of definition.assertions.entries()) {

@@ -1,5 +1,5 @@
 /**
- * Test runs and the request that starts them (issue 32 items 2 and 3; reference: vendor-calls-facts.md §4). A run
+ * Test runs and the request that starts them (decision 0702; reference: vendor-calls-facts.md §4). A run
  * is `pending`, then `in_progress`, then one of `pass`, `fail`, `error`; it carries the definition as it was when
  * the batch test was created, so later edits of the definition do not change what a run tested.
  */

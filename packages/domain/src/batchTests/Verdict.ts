@@ -1,9 +1,9 @@
 /**
- * What a scripted run recorded and how it is judged (issue 32 items 1 and 3). A run's record is the agent's turns
+ * What a scripted run recorded and how it is judged (decision 0701). A run's record is the agent's turns
  * (turn 0 the begin message, turn n the reply to `user_turns[n-1]`), each with its text, tool calls, `end_call`
  * and latency; `judge` applies every assertion to it and returns `pass`, or `fail` with an explanation that names
  * each failed assertion by its index, in order. The judgement is a pure function of the record, so the same
- * record always gives byte-identical verdicts (issue 32, "Determinism"); only `max_latency_ms` reads timings
+ * record always gives byte-identical verdicts; only `max_latency_ms` reads timings
  * (decision 0701).
  */
 import type { Assertion, ScriptedDefinition } from "./TestCaseDefinition.ts"

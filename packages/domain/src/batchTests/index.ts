@@ -1,6 +1,6 @@
 /**
- * Batch tests' pure rules (issue 32): test-case definitions, the custom-LLM protocol's frames, and the verdict of a
- * scripted run.
+ * Batch tests' pure rules (decisions 0700, 0701): test-case definitions, the custom-LLM protocol's frames, and the
+ * verdict of a scripted run.
  */
 export * as Protocol from "./Protocol.ts"
 export * as TestCaseDefinition from "./TestCaseDefinition.ts"

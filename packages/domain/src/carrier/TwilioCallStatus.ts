@@ -1,6 +1,6 @@
 /**
  * Twilio's call statuses (Programmable Voice, `CallStatus` of a call resource and of its status callbacks) and
- * their order (issue 14, "Status callbacks"). Twilio does not guarantee that callbacks arrive in order, or once;
+ * their order (decision 0606). Twilio does not guarantee that callbacks arrive in order, or once;
  * the adapter's record only ever moves forward along this order, and a terminal status never changes, so a late
  * or replayed callback changes nothing (decision 0601).
  *

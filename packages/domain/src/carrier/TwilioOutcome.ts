@@ -1,6 +1,6 @@
 /**
- * What a Twilio call, or a refused request to create one, means for the Dialer port (issue 14, "Map Twilio's
- * statuses and error codes to the port's outcomes and to the vendor's `disconnection_reason` values"; decision
+ * What a Twilio call, or a refused request to create one, means for the Dialer port (mapping Twilio's
+ * statuses and error codes to the port's outcomes and to the vendor's `disconnection_reason` values; decision
  * 0603 holds the table and the choices the issue leaves open).
  *
  * Sources: Twilio Programmable Voice, the Call resource's `Status` and `AnsweredBy`, the status callback's

@@ -1,5 +1,5 @@
 /**
- * The address Twilio posts a call's status callbacks to (issue 14, "Status callbacks"; decision 0606), shared by the
+ * The address Twilio posts a call's status callbacks to (decision 0606), shared by the
  * side that asks for the callbacks (the scheduler's Twilio adapter, the call's `StatusCallback`) and the side that
  * receives them (svc-server, `POST /carrier/twilio/status`). Twilio signs the URL exactly as the adapter gave it, and
  * the server recomputes the signature over `SVC_PUBLIC_URL` + the path and query it received, so both sides must

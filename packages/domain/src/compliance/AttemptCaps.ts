@@ -1,6 +1,6 @@
 /**
- * Attempt caps (issue 15 item 4, "a per-number cap across batches of an org (e.g. 3 per rolling 24 h for FL/OK/MD
- * numbers; configurable)"; docs/decisions/0624-attempt-caps.md). A number's cap comes from the rules that apply to
+ * Attempt caps (decision 0624: "a per-number cap across batches of an org (e.g. 3 per rolling 24 h for FL/OK/MD
+ * numbers; configurable)"). A number's cap comes from the rules that apply to
  * it (CallingPolicy rows: `attemptsPer24h`); when several rules carry one, the strictest (lowest) binds, as for
  * hours every rule must be satisfied. A number whose rules carry no cap has none.
  */

@@ -1,5 +1,5 @@
 /**
- * The calling policy as data (issue 15, "Legal hours"): the federal default and one row per state, each row the
+ * The calling policy as data (decision 0621): the federal default and one row per state, each row the
  * local hours at the called party per weekday, whether legal holidays are excluded, and a cap of attempts per
  * rolling 24 hours, with the source it was taken from and whether that source was checked against the statute.
  * `defaultPolicy` holds the rows exactly as `shared/reference/calling-rules.md` gives them; where a row is vague
@@ -87,7 +87,7 @@ export type CallingPolicy = typeof CallingPolicy.Type
 /**
  * An organisation's override: rows replacing the rows of the same jurisdiction ("US" replaces the federal row) or
  * adding rows for states the policy has none for. `allowLooser` is the explicit admin flag that lets looser rows
- * through; it records who approved it and why, for the audit log (issue 15: "looser only with an explicit, audited
+ * through; it records who approved it and why, for the audit log (decision 0628: "looser only with an explicit, audited
  * admin flag").
  *
  * @category schemas

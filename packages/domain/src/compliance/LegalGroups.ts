@@ -1,6 +1,6 @@
 /**
- * Legal groups of a batch (issue 15, "Dispatch": "the scheduler's claim honours legal hours without a per-task scan
- * at claim time"; docs/decisions/0623-legal-hours-dispatch.md). At create-batch-call each task's legal-hours
+ * Legal groups of a batch (decision 0623: "the scheduler's claim honours legal hours without a per-task scan
+ * at claim time"). At create-batch-call each task's legal-hours
  * constraint (the candidate zones of its number and the ids of the rules that apply) is computed once and mapped to
  * a small integer, the task's `legal_group`, numbered per batch from 0 in order of first use. The dispatcher then
  * evaluates each group once per pass (`isLegalAt`: few groups, however many tasks) and claims only tasks of the

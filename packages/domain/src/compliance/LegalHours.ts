@@ -1,5 +1,5 @@
 /**
- * Legal hours at the called party (issue 15): an instant is legal for a task when every rule that applies to it
+ * Legal hours at the called party (decision 0621): an instant is legal for a task when every rule that applies to it
  * (federal and state rows of `CallingPolicy`) allows it in every candidate zone of its number, each rule read on
  * the wall clock of that zone at that instant, DST included. A task may be dialled at an instant that is legal and
  * inside its batch's call window.

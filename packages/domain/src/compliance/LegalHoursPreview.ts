@@ -1,6 +1,6 @@
 /**
- * Legal hours for a whole batch at once (issue 15, "Dispatch": "batch-preview reports how many tasks each rule
- * holds back and the next opening per zone set"). Tasks are grouped by what decides their legal hours (the shared
+ * Legal hours for a whole batch at once (decision 0623: batch-preview reports how many tasks each rule
+ * holds back and the next opening per zone set). Tasks are grouped by what decides their legal hours (the shared
  * zone set of their number and contact, and the jurisdictions whose rules apply), and each group is evaluated once:
  * the same grouping lets dispatch compute one next legal instant per group instead of one per task.
  */

@@ -1,5 +1,5 @@
 /**
- * Recipient zones (issue 15, "Recipient zones"): the IANA time zones a called number may be in, so legal hours can
+ * Recipient zones (decision 0620): the IANA time zones a called number may be in, so legal hours can
  * be checked in the called party's local time rather than the batch's one zone.
  *
  * The answer comes from the generated tables in `./generated/` (Google libphonenumber's time zone map, via the
@@ -17,7 +17,7 @@
  * that state's zones when some are, and adds the state's zones when none are. `zip` is not used (no maintained
  * ZIP → zone data is installed).
  *
- * Every result is a shared frozen array: resolving a number allocates nothing (>= 1M numbers/s, issue 15).
+ * Every result is a shared frozen array: resolving a number allocates nothing (>= 1M numbers/s, decision 0620).
  */
 import { isIanaTimeZone } from "../CallWindow.ts"
 import * as World from "./generated/CountryPrefixes.ts"
@@ -42,7 +42,7 @@ export type ZoneSet = ReadonlyArray<string>
 export type ZoneSource = "prefix" | "nanp_country" | "unknown"
 
 /**
- * The custom fields of a contact that bear on where it is (issue 15: "the contact's own timezone/state/zip custom
+ * The custom fields of a contact that bear on where it is (decision 0620: "the contact's own timezone/state/zip custom
  * fields when present narrow or widen it as documented"). Values as stored: untrusted strings.
  *
  * @category models

@@ -51,7 +51,7 @@ export class CreateBatchCallRequest extends Schema.Class<CreateBatchCallRequest>
     ).annotate({ description: "Concurrency kept free for calls not triggered by the batch, such as inbound ones." })
   ),
   call_time_window: Schema.optionalKey(CallTimeWindow),
-  // svc extension (issue 15 item 4, decision 0625)
+  // svc extension (decision 0625)
   retry_policy: Schema.optionalKey(RetryPolicy)
 }, { description: "Creates a batch of outbound calls from one owned number." }) {}
 

@@ -1,5 +1,5 @@
 /**
- * A batch call's progress (issue 13, part 3): what `GET /get-batch-call/{batch_call_id}` and
+ * A batch call's progress (decision 0532): what `GET /get-batch-call/{batch_call_id}` and
  * `POST /cancel-batch-call/{batch_call_id}` return. Both are svc extensions: the vendor has only create-batch-call,
  * so this shape is svc's own, in the vendor's naming style (snake_case, epoch-millisecond `*_timestamp` fields,
  * `null` for "none").
@@ -28,7 +28,7 @@ export const BatchTaskCounts = Schema.Struct({
 })
 
 /**
- * The batch's pending tasks under legal hours (issue 15, "Dispatch"; docs/decisions/0623, 0628): how many each
+ * The batch's pending tasks under legal hours (decisions 0623, 0628): how many each
  * rule holds back now and when each zone set (the candidate time zones of a group of numbers) opens next, under the
  * org's calling policy. Only NANP numbers are constrained; the others are `unconstrained_tasks`.
  *

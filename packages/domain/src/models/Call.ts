@@ -1,5 +1,5 @@
 /**
- * Calls in the vendor's shapes (issue 13; `shared/reference/vendor-calls-facts.md` section 1): the phone call
+ * Calls in the vendor's shapes (decision 0510; `shared/reference/vendor-calls-facts.md` section 1): the phone call
  * object of `GET /v2/get-call/{call_id}`, the `POST /v3/list-calls` request and response, the
  * `PATCH /v2/update-call/{call_id}` body, and contact history (`GET /list-contact-conversations/{contact_id}`).
  *
@@ -145,7 +145,7 @@ const refused = (why: string) =>
 export const UpdateCallBody = Schema.Struct({
   metadata: Schema.optionalKey(Schema.Json.check(
     Schema.makeFilter((value) =>
-      // depth first (issue 27): JSON.stringify recurses, and fails past ~4,400 levels; the HTTP edge has refused
+      // depth first (decision 0106): JSON.stringify recurses, and fails past ~4,400 levels; the HTTP edge has refused
       // a body nested past maxJsonDepth already, this keeps the schema safe on its own
       jsonDepth(value) > maxJsonDepth
         ? `is nested too deep: objects and arrays may nest at most ${maxJsonDepth} levels`

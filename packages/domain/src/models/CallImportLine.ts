@@ -1,5 +1,5 @@
 /**
- * One line of `admin import --kind calls` (issue 13, part 5): a finished phone call in the get-call shape
+ * One line of `admin import --kind calls` (decision 0535): a finished phone call in the get-call shape
  * (`Call`, the object `GET /v2/get-call/{call_id}` returns), as another svc or the vendor exports it. Every member
  * is kept as given, so that get-call answers the line back (docs/decisions/0535-call-imports.md), or the line is
  * refused naming the member:

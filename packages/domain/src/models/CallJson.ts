@@ -1,5 +1,5 @@
 /**
- * The list-calls response as JSON text without the schema's encoder (issue 17, item 1; decision 0644): each call
+ * The list-calls response as JSON text without the schema's encoder (decision 0644): each call
  * object as read from `call_json` (store migration 0012, whose jsonb orders keys by length) rebuilt with `Call`'s
  * keys in `Call`'s order, which is what encoding it through `ListCallsResponse` produces, at a fraction of the cost
  * (the encoder walked every member of 100 calls: ~1.1 ms of a list-calls request's CPU in svc's profile).
@@ -9,7 +9,7 @@
  * `undefined`, and the caller encodes that page through the schema instead. `CallJson.test.ts` compares the two over
  * randomized calls.
  *
- * Read guard (issue 27, decision 0106): a free-form member (`metadata`, `call_analysis.custom_analysis_data`) stored
+ * Read guard (decision 0106): a free-form member (`metadata`, `call_analysis.custom_analysis_data`) stored
  * nested deeper than `maxJsonDepth` levels, before requests were held to that limit, is shown as
  * `{"svc_error": "..."}` instead of failing the page (or get-call) for the whole org. Every walk here is bounded by
  * that depth, so no stored value can exhaust the stack.

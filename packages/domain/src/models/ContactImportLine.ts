@@ -1,5 +1,5 @@
 /**
- * One line of `admin import --kind contacts` (issue 13, part 5: "imports that keep what they are given"): the
+ * One line of `admin import --kind contacts` (decision 0530): the
  * create-contact request's fields plus the history and identity a CRM export or another svc carries, which
  * the API's create cannot set: `conversation_count`, `last_conversation_timestamp`, `contact_id`,
  * `created_timestamp`, `user_modified_timestamp`, and `org_id` (a contact read back from the API names its org).

@@ -1,5 +1,5 @@
 /**
- * The structural rules of every JSON value svc accepts from a caller (issue 27; docs/decisions/0106-json-limits.md),
+ * The structural rules of every JSON value svc accepts from a caller (decision 0106),
  * and the one walk that checks them without recursion, so that no value, however deep, can exhaust the stack of the
  * process that reads it:
  *

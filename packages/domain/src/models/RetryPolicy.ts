@@ -1,7 +1,7 @@
 /**
- * A batch's retry policy (issue 15 item 4: "a batch-level retry policy (an svc extension field of create-batch-call):
+ * A batch's retry policy (decision 0625: "a batch-level retry policy (an svc extension field of create-batch-call):
  * retry `no_answer`/`busy`/`voicemail` outcomes up to N times with minimum spacing, each retry subject to windows,
- * legal hours and caps, never duplicating a call"; docs/decisions/0625-batch-retries.md).
+ * legal hours and caps, never duplicating a call").
  *
  * A task is dialled at most `1 + max_retries` times. After a call whose outcome maps to one of `retry_on`
  * (`retryReasonOf`) it is due again `min_spacing_ms` after the call ended, with a new idempotency key

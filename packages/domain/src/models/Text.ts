@@ -3,7 +3,7 @@
  * field names included (docs/decisions/0105-input-rules.md): text is valid Unicode without NUL.
  *
  * - No U+0000: PostgreSQL's `text` and `jsonb` cannot hold it, so it either failed a statement (a 500:
- *   `GET /get-contact/a%00b`) or was stripped from `search_query` without a word (issue 16, items 4 and 7).
+ *   `GET /get-contact/a%00b`) or was stripped from `search_query` without a word (decision 0011).
  * - No unpaired UTF-16 surrogate (`"\ud800"` in JSON): it has no UTF-8 form, so it is the JSON spelling of
  *   invalid UTF-8; PostgreSQL refuses it too.
  * - Bytes are valid UTF-8: a decoder would otherwise replace them with U+FFFD and store a different value than
@@ -38,7 +38,7 @@ export const firstUnacceptableText = (json: unknown): {
   readonly value: string
   readonly inName: boolean
 } | undefined => {
-  // iterative (issue 27): a value nested 50,000 levels deep must not exhaust the stack
+  // iterative (decision 0106): a value nested 50,000 levels deep must not exhaust the stack
   const found = firstJsonProblem(json, { text: true, numbers: false, maxDepth: Number.POSITIVE_INFINITY })
   if (found === undefined || found.rule !== "text") return undefined
   const { inName, path } = found

@@ -10,8 +10,8 @@
  * - **`dial` completes when the call has ended**, with its outcome, timing and post-call analysis data. A call
  *   occupies one of the org's concurrency slots for as long as `dial` runs.
  * - **`lookup(key)`** answers whether a call with that key exists (ongoing or ended) or never happened. The
- *   scheduler asks it before it ever dials a task again whose first dial it lost track of (issue 5,
- *   "reconciled with the dialer ... before any redial").
+ *   scheduler asks it before it ever dials a task again whose first dial it lost track of (decision 0401,
+ *   "Exactly once": reconciliation asks the dialer before any redial).
  * - Failures say whether a call may exist: {@link DialRejected} means none was placed (the task fails),
  *   {@link DialerUnavailable} means the adapter cannot tell (the task is reconciled through `lookup`).
  *
