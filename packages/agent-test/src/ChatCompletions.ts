@@ -1,5 +1,5 @@
 /**
- * A client of an OpenAI-compatible chat-completions endpoint (issue 32 item 4): the model that plays the caller of a
+ * A client of an OpenAI-compatible chat-completions endpoint (decision 0706): the model that plays the caller of a
  * simulation test case and judges its metrics. One non-streaming `POST {url}/chat/completions` per call, answered in
  * the chat completion object's documented shape (`choices[0].message.content`, a string; OpenAI API reference,
  * "The chat completion object"); an error answer carries `{error: {message, type, code}}`.

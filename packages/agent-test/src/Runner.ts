@@ -1,6 +1,6 @@
 /**
  * Runs one scripted test case against a custom-LLM WebSocket server, speaking the protocol as the platform does
- * (reference: custom-llm-protocol.md; issue 32 item 2), and judges it with the domain's `Verdict.judge`.
+ * (reference: custom-llm-protocol.md; decision 0703), and judges it with the domain's `Verdict.judge`.
  *
  * - Connects to `{llm_websocket_url}/{call_id}`: up to `connectAttempts` (3) tries of `connectTimeoutMs` (7 s) each.
  *   A caller-supplied `refuseAddress` is applied to every address the socket would connect to (the call webhooks'

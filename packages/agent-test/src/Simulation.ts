@@ -1,5 +1,5 @@
 /**
- * Runs one simulation test case (the vendor's kind: `user_prompt`, `metrics`; issue 32 item 4) against a
+ * Runs one simulation test case (the vendor's kind: `user_prompt`, `metrics`; decision 0706) against a
  * custom-LLM WebSocket server: a chat-completions model plays the caller from `user_prompt`, the server answers as
  * the agent over the same protocol a scripted run speaks (`Runner.converseWith`), and one judge call per metric
  * decides pass or fail with a reason (decision 0706).

@@ -1,5 +1,5 @@
 /**
- * Runs test cases against custom-LLM WebSocket servers (issue 32): scripted ones (`Runner`) and simulations played
+ * Runs test cases against custom-LLM WebSocket servers (decisions 0703, 0706): scripted ones (`Runner`) and simulations played
  * and judged by a chat-completions model (`Simulation`, `ChatCompletions`); the scheduler and svc-test share it.
  */
 export * as ChatCompletions from "./ChatCompletions.ts"

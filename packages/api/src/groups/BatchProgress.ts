@@ -1,5 +1,5 @@
 /**
- * Batch progress and control (issue 13, part 3): svc extensions beyond the vendor's API, which has only
+ * Batch progress and control (decisions 0532, 0533): svc extensions beyond the vendor's API, which has only
  * create-batch-call. Each operation carries `x-svc-extension: true` in the OpenAPI document, so a client generated
  * from the vendor's spec knows not to expect them there. Their own group (tag `batchProgress`) keeps the handlers
  * apart from create-batch-call's (handlers/BatchProgress.ts).

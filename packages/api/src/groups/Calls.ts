@@ -1,6 +1,6 @@
 /**
- * Calls in the vendor's paths and shapes (issue 13 part 1; vendor-calls-facts 1), and a contact's history
- * (part 2; vendor-calls-facts 3): get-contact-by-phone and list-contact-conversations.
+ * Calls in the vendor's paths and shapes (decision 0510; vendor-calls-facts 1), and a contact's history
+ * (vendor-calls-facts 3): get-contact-by-phone and list-contact-conversations.
  */
 import {
   Call,

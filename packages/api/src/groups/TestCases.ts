@@ -1,5 +1,5 @@
 /**
- * Test-case definitions, create-batch-test and test runs (issue 32; the vendor's paths and shapes, reference:
+ * Test-case definitions, create-batch-test and test runs (decision 0700; the vendor's paths and shapes, reference:
  * vendor-calls-facts.md §4), with svc's scripted definitions and custom-LLM batch tests.
  */
 import {
