@@ -9,6 +9,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { Authorization } from "./Authorization.ts"
 import { BackfillGroup } from "./groups/Backfill.ts"
 import { BatchCallsGroup } from "./groups/BatchCalls.ts"
+import { BatchListsGroup } from "./groups/BatchLists.ts"
 import { BatchProgressGroup } from "./groups/BatchProgress.ts"
 import { BatchTestsGroup } from "./groups/BatchTests.ts"
 import { CallsGroup } from "./groups/Calls.ts"
@@ -22,6 +23,7 @@ export class Api extends HttpApi.make("svc")
   .add(BackfillGroup)
   .add(BatchCallsGroup)
   .add(BatchProgressGroup)
+  .add(BatchListsGroup)
   .add(BatchTestsGroup)
   .add(CallsGroup)
   .add(TestCasesGroup)

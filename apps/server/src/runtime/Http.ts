@@ -5,6 +5,7 @@
  */
 import { Api } from "@svc/api/Api.ts"
 import { BackfillRepo } from "@svc/store/backfill/BackfillRepo.ts"
+import { BatchCallLists } from "@svc/store/batches/BatchCallLists.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import { BatchTestsRepo, TestCaseDefinitionsRepo, TestRunsRepo } from "@svc/store/batchTests/index.ts"
@@ -18,6 +19,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import * as TwilioStatusCallback from "../carriers/twilio/TwilioStatusCallback.ts"
 import * as Backfill from "../handlers/Backfill.ts"
 import * as BatchCalls from "../handlers/BatchCalls.ts"
+import * as BatchLists from "../handlers/BatchLists.ts"
 import * as BatchProgress from "../handlers/BatchProgress.ts"
 import * as BatchTests from "../handlers/batchTests/BatchTests.ts"
 import * as TestCases from "../handlers/batchTests/TestCases.ts"
@@ -40,6 +42,7 @@ const Repositories = Layer.mergeAll(
   BackfillRepo.layer,
   BatchCallsRepo.layer,
   BatchProgressRepo.layer,
+  BatchCallLists.layer.pipe(Layer.provide([CursorKeys.layer, BatchProgressRepo.layer])),
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   TestCaseDefinitionsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   TestRunsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
@@ -57,6 +60,7 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     Backfill.layer,
     BatchCalls.layer,
     BatchProgress.layer,
+    BatchLists.layer,
     BatchTests.layer,
     Calls.layer,
     TestCases.layer

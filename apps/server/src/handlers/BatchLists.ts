@@ -1,0 +1,46 @@
+/**
+ * `POST /list-batch-calls` and `POST /list-batch-call-tasks/{batch_call_id}` (issue 31 item 3; svc extensions;
+ * decision 0548). Org-scoped: another org's batch is a 404, exactly as one that does not exist (as get-batch-call).
+ * A refused `pagination_key` is a 400 naming it. The time (progress, next attempts) is the server's clock.
+ */
+import { Api } from "@svc/api/Api.ts"
+import { CurrentOrg } from "@svc/api/Authorization.ts"
+import { badRequest, notFound } from "@svc/api/Errors.ts"
+import { ListBatchCallsBody, ListBatchCallTasksBody } from "@svc/domain/models/BatchCallLists.ts"
+import { BatchCallLists } from "@svc/store/batches/BatchCallLists.ts"
+import { Clock, Effect, Schema } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+
+const emptyBatchCalls = Schema.decodeUnknownSync(ListBatchCallsBody)({})
+const emptyTasks = Schema.decodeUnknownSync(ListBatchCallTasksBody)({})
+
+const refusedKey = (error: { readonly message: string }) => Effect.fail(badRequest(error.message))
+
+/** @category layers */
+export const layer = HttpApiBuilder.group(
+  Api,
+  "batchLists",
+  Effect.fn(function*(handlers) {
+    const lists = yield* BatchCallLists
+    return handlers
+      .handle("listBatchCalls", ({ payload }) =>
+        Effect.gen(function*() {
+          const { orgId } = yield* CurrentOrg
+          const now = yield* Clock.currentTimeMillis
+          return yield* lists.batchCalls(orgId, payload ?? emptyBatchCalls, now).pipe(
+            Effect.catchTag("BatchListKeyInvalid", refusedKey)
+          )
+        }))
+      .handle("listBatchCallTasks", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const { orgId } = yield* CurrentOrg
+          const now = yield* Clock.currentTimeMillis
+          return yield* lists.tasks(orgId, params.batch_call_id, payload ?? emptyTasks, now).pipe(
+            Effect.catchTags({
+              BatchListKeyInvalid: refusedKey,
+              BatchCallNotFound: (error) => Effect.fail(notFound(error.message))
+            })
+          )
+        }))
+  })
+)
