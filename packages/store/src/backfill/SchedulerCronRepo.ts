@@ -1,5 +1,5 @@
 /**
- * Cron ticks that run once across all workers (issue 5: the cron sync starts "exactly once per tick across all
+ * Cron ticks that run once across all workers (decision 0401: the cron sync starts "exactly once per tick across all
  * workers"). Every worker computes the same tick instants from the same cron expression; the first to insert
  * `(job, tick)` into `scheduler_cron_ticks` runs the tick, in the same statement as the tick's work, so a worker
  * that dies between the two cannot leave a tick claimed and not run.

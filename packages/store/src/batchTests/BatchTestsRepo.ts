@@ -1,7 +1,7 @@
 /**
  * Batch test jobs as the spec reads them: one by id, or a page of one response engine's jobs
  * (svc-llm by llm_id, conversation-flow by conversation_flow_id), newest first, with keyset keys.
- * `version` defaults to the latest version that has jobs for that engine (issue 4).
+ * `version` defaults to the latest version that has jobs for that engine (the spec: "defaults to the latest").
  */
 import { type ListBatchTestsQuery, ListBatchTestsResponse } from "@svc/domain/models/ListBatchTests.ts"
 import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"

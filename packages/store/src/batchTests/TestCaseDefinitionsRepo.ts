@@ -1,5 +1,5 @@
 /**
- * Test-case definitions (issue 32 item 1): one row per definition, the API's shape kept as JSON and decoded with the
+ * Test-case definitions (decision 0700): one row per definition, the API's shape kept as JSON and decoded with the
  * domain's schema on read, listed per engine newest first with signed keyset keys (decision 0102).
  */
 import {

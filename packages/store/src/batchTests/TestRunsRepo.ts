@@ -1,5 +1,5 @@
 /**
- * Batch test jobs that run (issue 32 items 2 and 3): create-batch-test writes the job and one `pending` run per
+ * Batch test jobs that run (decision 0702): create-batch-test writes the job and one `pending` run per
  * definition (with the definition's snapshot) in one transaction; scheduler workers lease runs, run them and finish
  * them (decision 0702).
  *

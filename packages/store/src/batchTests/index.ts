@@ -1,5 +1,5 @@
 /**
- * Batch tests (issue 32): jobs, test-case definitions and the runs the scheduler executes.
+ * Batch tests (decision 0702): jobs, test-case definitions and the runs the scheduler executes.
  */
 export * from "./BatchTestsRepo.ts"
 export * from "./TestCaseDefinitionsRepo.ts"

@@ -1,6 +1,6 @@
 /**
- * A batch call's progress and its cancellation (issue 13, part 3; svc extensions `GET /get-batch-call/{id}` and
- * `POST /cancel-batch-call/{id}`; docs/decisions/0533-batch-cancel.md).
+ * A batch call's progress and its cancellation (decisions 0532, 0533; svc extensions `GET /get-batch-call/{id}` and
+ * `POST /cancel-batch-call/{id}`).
  *
  * Cancelling, in one transaction under the org's advisory lock (DispatchRepo.ORG_LOCK, the lock every claim takes
  * before it reads pending tasks, migration 0010):

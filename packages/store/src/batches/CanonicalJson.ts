@@ -3,7 +3,7 @@
  * of a create-batch-call covers (decision 0302), so that bodies a client means as equal hash alike.
  */
 
-// The walkers below are iterative (issue 27): they see what the HTTP edge accepted (nested at most maxJsonDepth
+// The walkers below are iterative (decision 0106): they see what the HTTP edge accepted (nested at most maxJsonDepth
 // levels), but a value nested thousands of levels deep must never exhaust the stack of a process that stores it.
 
 /** A container being walked: its members in order (an object's keys; undefined for an array) and the next one. */

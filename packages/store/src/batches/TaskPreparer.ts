@@ -72,7 +72,7 @@ export class TaskPreparer {
   private readonly seenAgents = new Set<string>()
   private readonly hash = crypto.createHash("sha256").update("create-batch-call v2\n")
   private readonly maxTasks: number
-  /** Legal groups of the batch's tasks, assigned in task order (issue 15, decision 0623). */
+  /** Legal groups of the batch's tasks, assigned in task order (decision 0623). */
   readonly legal = new LegalGrouper()
 
   constructor(maxTasks: number) {
@@ -158,7 +158,7 @@ export class TaskPreparer {
   }
 
   /**
-   * The chunk's legal groups (issue 15, decisions 0620, 0623): from each number and, when the org has a contact for
+   * The chunk's legal groups (decisions 0620, 0623): from each number and, when the org has a contact for
    * it with location custom fields (`timezone`, `state`), from those too: a timezone narrows the number's candidate
    * zones (or adds itself to them), an address state adds its zones and its rules.
    */

@@ -1,5 +1,5 @@
 /**
- * The bulk loader of `admin import --kind calls` (issue 13, part 5; docs/decisions/0535-call-imports.md): finished
+ * The bulk loader of `admin import --kind calls` (decision 0535): finished
  * calls in chunks, one statement per chunk, all chunks in one transaction (all or nothing).
  *
  * Each chunk's statement inserts the calls and, in the same statement, updates the contacts they belong to exactly

@@ -1,5 +1,5 @@
 /**
- * The calls API over `calls` (issue 13 part 1; migration 0012): get, list, update metadata, delete, and a
+ * The calls API over `calls` (decisions 0510-0512; migration 0012): get, list, update metadata, delete, and a
  * contact's conversations. Every statement is scoped by `org_id`: another org's call is not found.
  *
  * list-calls orders by `(sort_timestamp, call_id)` (sort_timestamp: `start_timestamp`, or the registration time of

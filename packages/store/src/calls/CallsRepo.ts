@@ -1,5 +1,5 @@
 /**
- * Finished calls (issue 5, "Calls feed contacts"): a task's final state and its call with the post-call analysis
+ * Finished calls (decision 0401, "Calls feed contacts"): a task's final state and its call with the post-call analysis
  * data are written in one statement, together with an entry in `contact_feed`; a second statement, run in batches
  * off the dispatch path, takes entries from `contact_feed` and applies them to the contacts. Both are single
  * statements, so a crash leaves either all of a step or none of it.

@@ -1,5 +1,5 @@
 /**
- * The bulk loader of `admin import --kind contacts` (issue 13, part 5): contacts arrive in chunks of columns, already
+ * The bulk loader of `admin import --kind contacts` (decision 0530): contacts arrive in chunks of columns, already
  * validated (the caller decodes the file's lines and rejects duplicates within the file), and go in with the seed's
  * statement (`ContactSeed.insertStatement`: one `INSERT ... SELECT FROM unnest(...)` per chunk, binary array
  * parameters), in one transaction: a file imports completely or not at all.

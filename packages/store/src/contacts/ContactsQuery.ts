@@ -347,7 +347,7 @@ export const countStatement = (orgId: string, request: ListContactsRequest): Sql
 
 /**
  * The exact number of the request's matches counted over `contacts` itself, whatever the request: the bare
- * count the benchmarks compare the product with (issue 17, item 4), and the reference the tests hold the copy to.
+ * count the benchmarks compare the product with (decision 0643), and the reference the tests hold the copy to.
  *
  * @category constructors
  */

@@ -8,7 +8,7 @@
  * - `total` is exact: the maintained per-org count when nothing is filtered (O(1), in the page's own
  *   snapshot), otherwise a count of the matches taken beside the first page (on a second connection,
  *   at the same time) and carried inside the signed pagination key, so later pages cost a page and
- *   not a recount (issue 4: "later pages at the cost of a page"); `has_more` comes from fetching one
+ *   not a recount (decision 0301: later pages at the cost of a page); `has_more` comes from fetching one
  *   row more than `limit`;
  * - text PostgreSQL cannot store (U+0000, lone surrogates) is `UnstorableText` naming the field on
  *   writes, and a filter value that can match nothing on reads, never a failed statement;

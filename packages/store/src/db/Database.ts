@@ -147,7 +147,7 @@ export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, Databas
 
 /**
  * `layer` for long-running processes (server, scheduler, `npm start`): an embedded server whose
- * postmaster dies is restarted on its port (issue 16), and `DatabaseSupervision` says when it could not be.
+ * postmaster dies is restarted on its port (decision 0008), and `DatabaseSupervision` says when it could not be.
  *
  * @category layers
  */

@@ -47,7 +47,7 @@ export const ensureDatabase = (
       yield* sql.unsafe(`CREATE DATABASE ${quoteIdent(name)}${from}`).pipe(
         // Two racing creators: the loser sees "already exists", or, when both passed the catalog's
         // check at once, a unique violation on pg_database's name index (seen with an admin command
-        // and npm start launched together, issue 16).
+        // and npm start launched together, decision 0008).
         Effect.catchIf(
           (error) => /already exists/.test(error.message) || error.reason._tag === "UniqueViolation",
           () => Effect.void

@@ -2,7 +2,7 @@
  * Whether a failure means "the database is not there right now" (refused, dropped, shutting down,
  * starting up, out of connections) rather than "this request or this code is wrong". The first is an
  * outage: callers answer 503 with Retry-After and wait for it to heal, logging once per state change;
- * the second stays a 500 with its cause logged (issue 16: a killed postmaster made every request a
+ * the second stays a 500 with its cause logged (decision 0009: a killed postmaster made every request a
  * 500 with a stack trace).
  */
 

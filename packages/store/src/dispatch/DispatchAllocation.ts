@@ -3,7 +3,7 @@
  * between its batches, within each batch's own ceiling. Pure arithmetic, used by the claim transaction (which
  * reads the counts under the org's lock) and by the batch preview.
  *
- * The ceiling (issue 5, spec `reserved_concurrency`): a batch may start a call only while the org's calls in
+ * The ceiling (decision 0401, spec `reserved_concurrency`): a batch may start a call only while the org's calls in
  * flight stay within `concurrency_limit - reserved_concurrency`, i.e. its own calls never exceed
  * `concurrency_limit - reserved_concurrency - calls in flight that the batch did not trigger`. A batch's
  * reservation is left to *other* calls, so it binds only that batch's claims.

@@ -1,5 +1,5 @@
 /**
- * What an operator asks about one batch (issue 5, "Operations"; `npm run admin -- batch-status | batch-preview`):
+ * What an operator asks about one batch (decision 0401, "Operations"; `npm run admin -- batch-status | batch-preview`):
  *
  * - **status**: tasks per state, the org's and the batch's calls in flight against the limit, whether the window
  *   is open, when it next opens and closes, and when the scheduler looks at the batch next.
@@ -9,7 +9,7 @@
  *   changed. The model is the dispatcher's: a call starts when a slot is free and the window is open, and a call
  *   started before the window closes runs to its end. Other batches of the org that start meanwhile would share
  *   the slots (fair share), which the preview does not foresee.
- *   Legal hours (issue 15, decision 0623): `legal_hours` reports, per zone set (a legal group), how many pending
+ *   Legal hours (decision 0623): `legal_hours` reports, per zone set (a legal group), how many pending
  *   tasks it holds, which rule holds them back at the preview's instant and when the group opens next, and per
  *   rule how many tasks are held back, under the org's calling policy (decision 0628); the dial-time simulation
  *   itself reads the window only.
@@ -105,7 +105,7 @@ export interface PreviewReport {
   }>
   /** Why nothing would be dialled, when that is so. */
   readonly note: string | null
-  /** Legal hours of the pending tasks at `as_of` (issue 15, decision 0623). */
+  /** Legal hours of the pending tasks at `as_of` (decision 0623). */
   readonly legal_hours: LegalHoursReport
 }
 

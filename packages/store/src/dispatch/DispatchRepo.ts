@@ -1,5 +1,5 @@
 /**
- * The scheduler's statements over batch calls and their tasks (issue 5; docs/decisions/0401-scheduler-row-leasing.md):
+ * The scheduler's statements over batch calls and their tasks (decision 0401):
  * which batches are due, claiming tasks under an org's concurrency limit, leases, and the transitions into and
  * out of `unknown`. Workers coordinate only through these rows; nothing here keeps state in memory that
  * another worker would need.

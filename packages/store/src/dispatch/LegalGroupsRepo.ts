@@ -1,6 +1,6 @@
 /**
- * What the dispatcher reads and writes to decide which legal groups of a batch may be dialled now (issue 15,
- * decision 0623): the groups stored with the batch, the orgs' calling policies, and the `state_reason` that tells
+ * What the dispatcher reads and writes to decide which legal groups of a batch may be dialled now
+ * (decision 0623): the groups stored with the batch, the orgs' calling policies, and the `state_reason` that tells
  * why a group's tasks wait. The claim applies the decided groups and caps (`BatchLegality`).
  */
 import { Effect } from "effect"
@@ -8,7 +8,7 @@ import type { SqlClient } from "effect/sql"
 import { effectivePolicies } from "../policies/index.ts"
 
 /**
- * A batch's legal groups at the claim's instant (issue 15, decision 0623): those whose tasks may be dialled now,
+ * A batch's legal groups at the claim's instant (decision 0623): those whose tasks may be dialled now,
  * and the others with the instant each opens next (legal hours and the batch's window).
  *
  * @category models
@@ -21,7 +21,7 @@ export interface BatchLegality {
   readonly legal: ReadonlyArray<number>
   readonly blocked: ReadonlyArray<{ readonly group: number; readonly opensAt: number }>
   /**
-   * The attempt cap of each group that has one (issue 15 item 4, decision 0624): at most `limit` attempts per
+   * The attempt cap of each group that has one (decision 0624): at most `limit` attempts per
    * rolling 24 h to one number across the org's batches; `label` names it in `state_reason` ("FL 3 per 24h").
    */
   readonly caps?: ReadonlyArray<GroupCap> | undefined

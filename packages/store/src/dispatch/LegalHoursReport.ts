@@ -1,6 +1,6 @@
 /**
- * A batch's pending tasks seen through legal hours (issue 15, "Dispatch": "`batch-preview` (and `get-batch-call`)
- * reports how many tasks each rule holds back and the next opening per zone set"; decisions 0623, 0628).
+ * A batch's pending tasks seen through legal hours (decisions 0623, 0628: `batch-preview` (and `get-batch-call`)
+ * reports how many tasks each rule holds back and the next opening per zone set).
  *
  * Pending tasks are counted per legal group (one statement through `batch_call_tasks_pending_by_group`), and each
  * group is evaluated once at the instant asked, under the org's effective calling policy (CallingPolicyRepo), with

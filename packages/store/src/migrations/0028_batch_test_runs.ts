@@ -1,5 +1,5 @@
 /**
- * Batch tests that run (issue 32): test-case definitions, and one run row per definition of a batch test job, which
+ * Batch tests that run: test-case definitions, and one run row per definition of a batch test job, which
  * the scheduler leases, runs and finishes (decision 0702). Schema only (docs/architecture.md: migrations after 0027
  * hold no function bodies): the job's counts are recounted from its runs by the statement that finishes a run.
  */

@@ -1,6 +1,6 @@
 /**
- * Organisations' calling policies (issue 15, "Legal hours": "Per-org override of the policy (stricter always allowed;
- * looser only with an explicit, audited admin flag)"; docs/decisions/0628-org-calling-policy.md; migration 0025).
+ * Organisations' calling policies (decision 0628: "Per-org override of the policy (stricter always allowed;
+ * looser only with an explicit, audited admin flag)"; migration 0025).
  *
  * An org's effective policy is the default policy (CallingPolicy.defaultPolicy, the reference's rows) with the org's
  * override applied (`applyOverride`). Setting an override:

@@ -1,5 +1,5 @@
 /**
- * Webhooks in PostgreSQL (issue 13, part 4; migration 0013 has the tables and the outbox trigger): the org's and
+ * Webhooks in PostgreSQL (decisions 0520-0524; migration 0013 has the tables and the outbox trigger): the org's and
  * agents' targets, the signing secrets, and the outbox the scheduler's workers deliver from.
  *
  * Invariants of the outbox:

@@ -2,8 +2,8 @@
  * The records of the simulated carrier behind the default `Dialer` adapter (apps/scheduler `SimulatedDialer`): the
  * calls it placed, one per idempotency key, and every dial request it received. They play the carrier's side of
  * the port, so they are shared by every worker and survive a worker's crash, as a real carrier's records would;
- * that is what lets the crash test count dials per key across processes (issue 5, "count dial records by
- * idempotency key").
+ * that is what lets the crash test count dials per key across processes (decision 0401, "Exactly once"; dial
+ * records counted by idempotency key).
  *
  * `layerMemory` keeps the same records in the process, for unit tests and benchmarks of the dispatcher alone.
  */

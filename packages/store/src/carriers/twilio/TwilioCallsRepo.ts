@@ -1,6 +1,6 @@
 /**
- * The Twilio adapter's record of its calls, one row per idempotency key (migration 0020; issue 14, "Exactly once
- * without carrier idempotency"; decision 0601). The adapter (apps/scheduler `twilio/TwilioDialer`) reserves the
+ * The Twilio adapter's record of its calls, one row per idempotency key (migration 0020; decision 0602, "Exactly once
+ * without carrier idempotency"). The adapter (apps/scheduler `twilio/TwilioDialer`) reserves the
  * key before it asks Twilio for a call and attaches the call SID after; the status-callback endpoint (apps/server
  * `POST /carrier/twilio/status`) applies each callback; `dial` waits for the row to reach an end, woken by
  * `NOTIFY twilio_calls`. Every write is one statement, so two workers or a crash between two writes cannot leave a
@@ -151,12 +151,12 @@ export class TwilioCallsRepo extends Context.Service<TwilioCallsRepo, {
   readonly find: (key: string) => Effect.Effect<Option.Option<TwilioCallRecord>, SqlError.SqlError>
   /**
    * Whether the batch was cancelled (`POST /cancel-batch-call`): the adapter then ends its calls that are still
-   * ringing (issue 14, "Hang-up on cancel"; decision 0605).
+   * ringing (decision 0605).
    */
   readonly batchCancelled: (batchCallId: string) => Effect.Effect<boolean, SqlError.SqlError>
   /**
    * Which of `sids` are attached to a record other than `key`'s: crash recovery must not take another key's call
-   * for this one (issue 14, "exclude SIDs attached to other records").
+   * for this one (decision 0602: minus SIDs attached to other keys).
    */
   readonly attachedElsewhere: (key: string, sids: ReadonlyArray<string>) => Effect.Effect<
     ReadonlySet<string>,

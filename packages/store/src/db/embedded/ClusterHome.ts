@@ -4,7 +4,7 @@
  * PostgreSQL refuses to run as root, so as root it runs as the system user `svc-postgres`, which
  * must be able to enter the cluster's directory. A checkout under root's home (mode 0700, the usual
  * place on a container or CI runner) or a data dir under `mktemp -d` is not enterable by it, and
- * loosening the user's directories is not ours to do (issue 16). Then the cluster lives in a
+ * loosening the user's directories is not ours to do (decision 0008). Then the cluster lives in a
  * directory of its own under `SVC_EMBEDDED_CLUSTERS_DIR` (default `/var/lib/svc/embedded-postgres`),
  * owned by `svc-postgres`, and `cluster.json` in the data dir records where; everything else (the
  * credentials, the client records, the lock) stays in the data dir.

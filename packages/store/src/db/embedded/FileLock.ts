@@ -2,7 +2,7 @@
  * A lock on a file, held by this process until it releases it or ends (however it ends: the kernel drops a
  * dead process's locks, SIGKILL included). Whether another process holds it is asked of the kernel, not
  * inferred from a pid, so it holds across pid namespaces (a container sharing the data dir, where a pid means
- * nothing or names another process) and needs no start-time bookkeeping (issue 27, item 5; decision 0016).
+ * nothing or names another process) and needs no start-time bookkeeping (decision 0016).
  *
  * Node has no `flock`/`fcntl` without a native addon; `node:sqlite` (built in) takes POSIX record locks on its
  * database file (SQLite's unix VFS, https://www.sqlite.org/lockingv3.html): `BEGIN EXCLUSIVE` holds an EXCLUSIVE
