@@ -28,7 +28,7 @@ export class Api extends HttpApi.make("svc")
   .add(CallsGroup)
   .add(TestCasesGroup)
   // Every endpoint, in one place: the API key, then the input rules (decision 0105: a query parameter an endpoint
-  // does not declare is a 400 naming it; issue 27 found seven endpoints that ignored them because their groups had
+  // does not declare is a 400 naming it; seven endpoints once ignored them because their groups had
   // been given the key check alone). First added, innermost: the rules run after the key check, so nothing of an
   // unauthenticated request is read.
   .middleware(InputRules)

@@ -1,5 +1,5 @@
 /**
- * `POST /list-batch-calls` and `POST /list-batch-call-tasks/{batch_call_id}` (issue 31 item 3; svc extensions;
+ * `POST /list-batch-calls` and `POST /list-batch-call-tasks/{batch_call_id}` (svc extensions;
  * decision 0548). Org-scoped: another org's batch is a 404, exactly as one that does not exist (as get-batch-call).
  * A refused `pagination_key` is a 400 naming it. The time (progress, next attempts) is the server's clock.
  */

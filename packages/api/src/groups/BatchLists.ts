@@ -1,5 +1,5 @@
 /**
- * Listing batch calls and a batch's tasks (issue 31 item 3): svc extensions, marked `x-svc-extension: true` in the
+ * Listing batch calls and a batch's tasks: svc extensions, marked `x-svc-extension: true` in the
  * OpenAPI document as get-batch-call and cancel-batch-call are (the vendor has no batch reads). Requests follow the
  * vendor's list conventions (limit, pagination_key, sort_order, filter_criteria; docs/decisions/0548).
  */

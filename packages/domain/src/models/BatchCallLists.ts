@@ -1,5 +1,5 @@
 /**
- * `POST /list-batch-calls` and `POST /list-batch-call-tasks/{batch_call_id}` (issue 31 item 3; svc extensions, the
+ * `POST /list-batch-calls` and `POST /list-batch-call-tasks/{batch_call_id}` (decision 0548; svc extensions, the
  * vendor has no batch reads at all: vendor-calls-facts 5). Their requests follow the vendor's list conventions as
  * list-calls has them (vendor-calls-facts 1.3): `limit`, `pagination_key`, `sort_order` `ascending`/`descending`,
  * and `filter_criteria` members in the vendor's filter shapes (`{type: "enum", value: [...]}`,

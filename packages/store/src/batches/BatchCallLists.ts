@@ -1,6 +1,6 @@
 /**
- * Listing batch calls and a batch's tasks (issue 31 item 3; svc extensions `POST /list-batch-calls` and
- * `POST /list-batch-call-tasks/{batch_call_id}`; docs/decisions/0548-batch-call-lists.md).
+ * Listing batch calls and a batch's tasks (decision 0548; svc extensions `POST /list-batch-calls` and
+ * `POST /list-batch-call-tasks/{batch_call_id}`).
  *
  * Both page with the signed keys of decision 0102 (the domain's codec through `CursorKeys`, as list-contacts and
  * list-calls), bound to the org and to the query: a batches key carries `(created_timestamp, batch_call_id)` of

@@ -1,5 +1,5 @@
 /**
- * The indexes of list-batch-calls and list-batch-call-tasks (issue 31 item 3; docs/decisions/0548-batch-call-lists.md).
+ * The indexes of list-batch-calls and list-batch-call-tasks (decision 0548).
  * Schema only (dependency rule 4).
  *
  * - `batch_calls_org_page (org_id, created_timestamp, batch_call_id)` replaces `batch_calls_org (org_id,
