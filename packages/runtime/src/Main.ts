@@ -116,7 +116,7 @@ export const watchedParent = (
 
 /**
  * When the watched parent is no longer our parent we stop as if told to with SIGTERM, instead of
- * running on orphaned with the port and the database held (issues 16 and 27).
+ * running on orphaned with the port and the database held (decisions 0010, 0015).
  */
 const watchParent = () => {
   const parent = watchedParent()

@@ -5,8 +5,8 @@
  * drops its lock: a file nobody holds does not count and is removed by the next reader. All reads and writes
  * happen under the data dir's lock (StartLock.ts).
  *
- * Issue 16: an admin command that started the server must not stop it under a running `npm start`.
- * Issue 27: liveness was a pid and its start time; a client in another pid namespace (a container sharing the
+ * Decision 0008: an admin command that started the server must not stop it under a running `npm start`.
+ * Liveness was once a pid and its start time; a client in another pid namespace (a container sharing the
  * data dir) found the server's pid dead, deleted its record, and every later admin command stopped PostgreSQL
  * under the running server. A lock held by the process is the same fact in every namespace (decision 0016).
  */

@@ -4,7 +4,7 @@
  * while another registers. The lock is a lock on `<dataDir>/cluster.lock` held by the process (FileLock.ts): the
  * kernel drops it when its holder ends, SIGKILL included, so there is no holder to judge dead by its pid. (It was
  * a directory made with mkdir holding the holder's pid, taken over when that pid looked dead: from another pid
- * namespace every holder looks dead, and two processes took it at once. Issue 27, decision 0016.) The file is
+ * namespace every holder looks dead, and two processes took it at once. Decision 0016.) The file is
  * never removed: a process locking a new file of the same name while another holds the old one would hold it too.
  */
 import * as path from "node:path"
