@@ -1,5 +1,5 @@
 /**
- * One webhook POST (decision 0524: no redirects followed; response bodies read up to a small cap, within
+ * One webhook POST (decisions 0523 and 0524: no redirects followed; response bodies read up to a small cap, within
  * `webhook_timeout_ms`; decision 0523 for the address rule). Node's own `http`/`https`, because the address check
  * must run where the socket resolves its host (`lookup`), which fetch does not expose:
  *
