@@ -167,7 +167,9 @@ export const tasksStatement = (
           THEN greatest(${p.add(now)}::int8, t.not_before, b.next_dispatch_at)::float8 END AS next_attempt_timestamp,
         t.metadata
       FROM (${page}) t
-      JOIN batch_calls b ON b.batch_call_id = t.batch_call_id AND b.org_id = ${p.add(orgId)}::text
+      -- the batch by its key, once (joined on the task's column it was hashed from a scan of every batch)
+      CROSS JOIN (SELECT status, next_dispatch_at FROM batch_calls
+        WHERE batch_call_id = ${batch}::text AND org_id = ${p.add(orgId)}::text) b
       LEFT JOIN calls c ON c.org_id = t.org_id AND c.call_id = t.call_id
       ORDER BY t.task_index ${dir}`,
     params: p.values
