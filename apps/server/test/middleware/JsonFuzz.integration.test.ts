@@ -344,6 +344,31 @@ const routes: ReadonlyArray<Route> = [
   }
 ]
 
+// list-batch-calls and list-batch-call-tasks (issue 31 item 3) are fuzzed in a loop of their own after the main one,
+// so that the main loop's seeded sequence of requests (and the writes it reads back) stays what it was
+const batchListRoutes: ReadonlyArray<Route> = [
+  {
+    method: "POST",
+    contract: "/list-batch-calls",
+    statuses: [200, 400, 429],
+    request: (r) => ({
+      path: "/list-batch-calls",
+      raw: r.pick([
+        () => value(r),
+        () => `{"limit":${r.pick(NUMBERS)}}`,
+        () => `{"filter_criteria":{"created_timestamp":{"type":"number","op":"ge","value":${scalar(r)}}}}`
+      ])()
+    })
+  },
+  {
+    method: "POST",
+    contract: "/list-batch-call-tasks/:batch_call_id",
+    statuses: [200, 400, 404, 429],
+    request: (r) => ({ path: "/list-batch-call-tasks/no_such_batch", raw: value(r) })
+  }
+]
+const BATCH_LIST_REQUESTS = 200
+
 /** A GET's target: its path with ids, and a query of nested-looking names and values (none of them declared). */
 const getPath = (r: Random, contract: string): string => {
   const path = contract
@@ -366,7 +391,7 @@ const expectOk = async (method: string, path: string, body?: unknown) => {
 
 describe("nested, wide and mixed JSON on every route", () => {
   it(`never answers 5xx, and what a write accepts every read endpoint answers (seed ${SEED})`, async () => {
-    const covered = new Set(routes.map((route) => `${route.method} ${route.contract}`))
+    const covered = new Set([...routes, ...batchListRoutes].map((route) => `${route.method} ${route.contract}`))
     HttpApi.reflect(Api, {
       onGroup: () => {},
       onEndpoint: ({ endpoint }) => {
@@ -411,6 +436,12 @@ describe("nested, wide and mixed JSON on every route", () => {
       } else if (route.contract === "/create-batch-call") {
         const batchId = (response.json as { batch_call_id: string }).batch_call_id
         await expectOk("GET", `/get-batch-call/${batchId}`)
+        await expectOk("POST", "/list-batch-calls", {})
+        // the task's metadata as it was sent (list-batch-call-tasks, issue 31 item 3)
+        const sentTasks = (JSON.parse(raw!) as { tasks: Array<{ metadata?: unknown }> }).tasks
+        const page = await expectOk("POST", `/list-batch-call-tasks/${batchId}`, { limit: 1 })
+        const listedTask = (page["items"] as Array<{ metadata?: unknown }>)[0]!
+        assert.deepStrictEqual(listedTask.metadata, sentTasks[0]!.metadata, context)
         // its tasks become calls as the scheduler's claim makes them (migration 0024: the task's stored values)
         await server.run(Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
@@ -441,6 +472,19 @@ describe("nested, wide and mixed JSON on every route", () => {
         readBacks++
       } else if (route.contract === "/backfill-contact-analysis-data") {
         await expectOk("GET", "/get-backfill-contact-job-status")
+      }
+    }
+    const lists = prng(SEED + 1)
+    for (let n = 0; n < BATCH_LIST_REQUESTS; n++) {
+      const route = lists.pick(batchListRoutes)
+      const made = route.request(lists, n)
+      const response = await server.request(route.method, made.path, made.raw === undefined ? {} : { raw: made.raw })
+      const context = `seed ${SEED + 1} #${n} ${route.method} ${made.path} ${
+        (made.raw ?? "").slice(0, 160)
+      } -> ${response.status} ${response.text.slice(0, 300)}`
+      assert.include(route.statuses, response.status, context)
+      if (response.status >= 400) {
+        assert.deepStrictEqual(Object.keys(response.json as object).sort(), ["message", "status"], context)
       }
     }
     // whatever was accepted, the org's lists still answer

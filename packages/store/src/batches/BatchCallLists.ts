@@ -165,7 +165,8 @@ export const tasksStatement = (
         CASE WHEN c.call_status NOT IN ('registered', 'ongoing') THEN c.disconnection_reason END AS last_outcome,
         CASE WHEN t.state = 'pending' AND b.status IN ('scheduled', 'in_progress')
           THEN greatest(${p.add(now)}::int8, t.not_before, b.next_dispatch_at)::float8 END AS next_attempt_timestamp,
-        t.metadata
+        -- SQL NULL: none given; a JSON null given is kept
+        t.metadata, t.metadata IS NOT NULL AS has_metadata
       FROM (${page}) t
       -- the batch by its key, once (joined on the task's column it was hashed from a scan of every batch)
       CROSS JOIN (SELECT status, next_dispatch_at FROM batch_calls
@@ -233,6 +234,7 @@ interface TaskRow {
   readonly last_outcome: string | null
   readonly next_attempt_timestamp: number | null
   readonly metadata: unknown
+  readonly has_metadata: boolean
 }
 
 const toItem = (row: TaskRow): BatchCallTaskItem => ({
@@ -244,7 +246,7 @@ const toItem = (row: TaskRow): BatchCallTaskItem => ({
   last_call_id: row.last_call_id,
   last_outcome: row.last_outcome,
   next_attempt_timestamp: row.next_attempt_timestamp,
-  ...(row.metadata === null ? {} : { metadata: row.metadata as Schema.Json })
+  ...(row.has_metadata ? { metadata: row.metadata as Schema.Json } : {})
 })
 
 // each batch of a page is answered by get-batch-call's reads: a few statements each, run a few at a time so that a
