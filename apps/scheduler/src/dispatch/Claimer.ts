@@ -58,6 +58,7 @@ export const make = (settings: SchedulerSettings, legality: LegalityCache, dials
         let skipped = 0
         let deferred = 0
         let completed = 0
+        let suppressed = 0
         let more = false
         let busy = false
         const openBatches = [...open.values()].flat()
@@ -72,6 +73,7 @@ export const make = (settings: SchedulerSettings, legality: LegalityCache, dials
           })
           claimed += result.claimed.length
           skipped += result.skipped
+          suppressed += result.suppressed
           deferred += result.deferred
           completed += result.completed.length
           // a batch stopped at the claim limit with slots left: go round at once (not when the slots ran out: that
@@ -82,7 +84,8 @@ export const make = (settings: SchedulerSettings, legality: LegalityCache, dials
           yield* dials.start(result.claimed)
         }
         yield* legality.explainBlocked(openBatches, legal)
-        yield* SchedulerMetrics.add(SchedulerMetrics.skipped, skipped, { reason: "do_not_call" })
+        yield* SchedulerMetrics.add(SchedulerMetrics.skipped, skipped - suppressed, { reason: "do_not_call" })
+        yield* SchedulerMetrics.add(SchedulerMetrics.skipped, suppressed, { reason: "suppressed" })
         return {
           postponed: closed.length,
           claimed,

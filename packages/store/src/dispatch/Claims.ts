@@ -48,8 +48,10 @@ export interface ClaimOptions {
 /** @category models */
 export interface ClaimResult {
   readonly claimed: ReadonlyArray<ClaimedTask>
-  /** Tasks set to `skipped` (their number belongs to a `do_not_call` contact). */
+  /** Tasks set to `skipped` (their number belongs to a `do_not_call` contact or is suppressed). */
   readonly skipped: number
+  /** Of `skipped`, those whose number is on the org's suppression list (decision 0550). */
+  readonly suppressed: number
   /** Tasks left pending because their number reached its attempt cap (`not_before` set; decision 0624). */
   readonly deferred: number
   /** Batches that completed in this transaction (nothing pending, nothing in flight). */
@@ -69,7 +71,10 @@ interface ClaimRow {
   readonly task_id: string
   readonly task_index: number
   readonly to_number: string
-  /** `deferred`: at its attempt cap, left pending (migration 0023; `call_id` then holds its `state_reason`). */
+  /**
+   * `deferred`: at its attempt cap, left pending (migration 0023). A deferred or skipped row's `call_id` holds its
+   * `state_reason` instead.
+   */
   readonly state: "dialling" | "skipped" | "deferred"
   readonly override_agent_id: string | null
   readonly override_agent_version: number | null
@@ -84,11 +89,18 @@ interface ClaimRow {
   readonly call_attempt: number
 }
 
-/** A row of `scheduler_claim` (migrations 0010, 0012): a claimed task, or the summary (task columns NULL). */
+/** A row of `scheduler_claim` (migrations 0010, 0012, 0030): a claimed task, or the summary (task columns NULL). */
 type ClaimFunctionRow = { readonly [K in keyof ClaimRow]: ClaimRow[K] | null } & {
   readonly org_limit: number | null
   readonly org_in_flight: number | null
+  /** Summary: false when the batch may not be claimed (paused or finished; decision 0549). */
+  readonly batch_open: boolean | null
+  /** Summary: the batch's calls in flight, counted under the lock when it has a `max_concurrency`. */
+  readonly batch_in_flight: number | null
 }
+
+/** A skipped task's `state_reason` when the suppression list skipped it (scheduler_claim, decision 0550). */
+const isSuppression = (reason: string | null) => reason !== null && reason.startsWith("suppressed (")
 
 /** The dial request of a claimed row: the batch's from_number and the task's overrides, absent keys omitted. */
 const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest => {
@@ -123,12 +135,14 @@ const sortRows = (
   rows: ReadonlyArray<ClaimRow>,
   until: number,
   claimed: Array<ClaimedTask>
-): { readonly skipped: number; readonly deferred: number } => {
+): { readonly skipped: number; readonly suppressed: number; readonly deferred: number } => {
   let skipped = 0
+  let suppressed = 0
   let deferred = 0
   for (const row of rows) {
     if (row.state === "skipped") {
       skipped++
+      if (isSuppression(row.call_id)) suppressed++
       continue
     }
     if (row.state === "deferred") {
@@ -145,13 +159,14 @@ const sortRows = (
       request: toRequest(orgId, batch, row)
     })
   }
-  return { skipped, deferred }
+  return { skipped, suppressed, deferred }
 }
 
 /** A claim that took nothing: the org is gone, or (`busy`) its lock stayed taken past ORG_LOCK_WAIT_MS. */
 const nothingClaimed = (busy: boolean): ClaimResult => ({
   claimed: [],
   skipped: 0,
+  suppressed: 0,
   deferred: 0,
   completed: [],
   busy,
@@ -181,6 +196,13 @@ const noCaps: ReadonlyArray<GroupCap> = []
 /** The batch's group caps (none without a legality map: nothing constrained). */
 const capsOf = (legal: ReadonlyMap<string, BatchLegality> | undefined, batchCallId: string) =>
   legal?.get(batchCallId)?.caps ?? noCaps
+
+/**
+ * How many more calls the batch may have in flight by its own `max_concurrency` (decision 0549): unbounded without
+ * one; `inFlight` is the batch's calls in flight, counted under the org's lock.
+ */
+const batchRoom = (batch: DueBatch, inFlight: number) =>
+  batch.maxConcurrency === undefined ? Number.POSITIVE_INFINITY : Math.max(0, batch.maxConcurrency - inFlight)
 
 /** The claim's statements, on `sql`; a batch found dry is handed to `dry`. */
 export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
@@ -227,7 +249,9 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
         return {
           rows: rows.slice(0, -1) as ReadonlyArray<ClaimRow>,
           limit: summary.org_limit,
-          inFlight: summary.org_in_flight
+          inFlight: summary.org_in_flight,
+          open: summary.batch_open !== false,
+          batchInFlight: summary.batch_in_flight ?? 0
         }
       })
     )
@@ -246,17 +270,20 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
         options.now,
         options.legal
       )
-      if (result === undefined) return nothingClaimed(false)
-      const { inFlight, limit, rows } = result
-      const wanted = Math.min(options.maxPerBatch, freeSlots(limit, batch.reservedConcurrency, inFlight))
+      // no such org, or a batch paused (or finished) since it was seen due: nothing to claim, and not dry
+      if (result === undefined || !result.open) return nothingClaimed(false)
+      const { batchInFlight, inFlight, limit, rows } = result
+      const room = batchRoom(batch, batchInFlight)
+      const wanted = Math.min(options.maxPerBatch, freeSlots(limit, batch.reservedConcurrency, inFlight), room)
       const claimed: Array<ClaimedTask> = []
-      const { deferred, skipped } = sortRows(orgId, batch, rows, until, claimed)
+      const { deferred, skipped, suppressed } = sortRows(orgId, batch, rows, until, claimed)
       if (wanted > 0 && rows.length < wanted) {
         // under the org's lock no other claim held this batch's pending rows: it has run dry
         const dry = yield* ranDry(orgId, batch.batchCallId, options.now, options.legal)
         return {
           claimed,
           skipped,
+          suppressed,
           deferred,
           completed: dry.completed,
           busy: false,
@@ -265,10 +292,12 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
         }
       }
       // it took all it asked for: claim again at once if slots are left (its skipped tasks took none)
-      const more = wanted > 0 && freeSlots(limit, batch.reservedConcurrency, inFlight + claimed.length) > 0
+      const more = wanted > 0 && freeSlots(limit, batch.reservedConcurrency, inFlight + claimed.length) > 0 &&
+        room - claimed.length > 0
       return {
         claimed,
         skipped,
+        suppressed,
         deferred,
         completed: [],
         busy: false,
@@ -296,6 +325,7 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
         }
         const claimed: Array<ClaimedTask> = []
         let skipped = 0
+        let suppressed = 0
         let deferred = 0
         const active = new Map(batches.map((b) => [b.batchCallId, b]))
         const claimedPerBatch = new Map<string, number>()
@@ -309,7 +339,8 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
             candidates.push({
               batchCallId: batch.batchCallId,
               reservedConcurrency: batch.reservedConcurrency,
-              inFlight: inFlight.get(batch.batchCallId) ?? 0
+              inFlight: inFlight.get(batch.batchCallId) ?? 0,
+              maxConcurrency: batch.maxConcurrency
             })
           }
           const grants = allocate(limit, orgInFlight, candidates, Number.POSITIVE_INFINITY)
@@ -321,12 +352,19 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
             const n = Math.min(wanted, budget)
             // the function counts again, under the lock this transaction holds: orgInFlight, which this
             // transaction's own claims have kept up to date
-            const rows = n <= 0
-              ? []
-              : (yield* claimRows(orgId, batch, n, options.owner, until, options.now, options.legal))?.rows ?? []
+            const result = n <= 0
+              ? undefined
+              : yield* claimRows(orgId, batch, n, options.owner, until, options.now, options.legal)
+            if (result !== undefined && !result.open) {
+              // paused (or finished) since it was seen due: neither dry nor capped, just out of this claim
+              active.delete(batchCallId)
+              continue
+            }
+            const rows = result?.rows ?? []
             const before = claimed.length
             const sorted = sortRows(orgId, batch, rows, until, claimed)
             skipped += sorted.skipped
+            suppressed += sorted.suppressed
             deferred += sorted.deferred
             const dialled = claimed.length - before
             if (rows.length > 0) progressed = true
@@ -353,8 +391,11 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
           // opens, or the batch completes
           if (resting.length > 0) rechecksAt = yield* restOrSleep(resting, options.legal, options.now)
         }
-        const more = capped.some((b) => freeSlots(limit, b.reservedConcurrency, orgInFlight) > 0)
-        return { claimed, skipped, deferred, completed, busy: false, more, rechecksAt }
+        const more = capped.some((b) =>
+          freeSlots(limit, b.reservedConcurrency, orgInFlight) > 0 &&
+          batchRoom(b, inFlight.get(b.batchCallId) ?? 0) > 0
+        )
+        return { claimed, skipped, suppressed, deferred, completed, busy: false, more, rechecksAt }
       })).pipe(
         // the org lock (or, rarely, a row lock after it) was not granted within ORG_LOCK_WAIT_MS: nothing was
         // claimed (the transaction rolled back); the caller looks again shortly

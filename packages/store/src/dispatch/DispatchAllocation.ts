@@ -12,7 +12,9 @@
  * given out so far), ties to the earlier batch in the given order. This is max-min fairness: two batches that
  * both have work split the org's slots evenly whatever their sizes, and a batch that was starved (its calls
  * finished while the other's did not) catches up first. A batch whose ceiling is reached drops out, so a batch
- * with a large reservation cannot hold back one with a small reservation.
+ * with a large reservation cannot hold back one with a small reservation. A batch with a `max_concurrency` drops out
+ * once its calls in flight reach it, and its share goes to the others (decision 0549: one campaign cannot starve
+ * another).
  */
 
 /** @category models */
@@ -21,6 +23,8 @@ export interface AllocationCandidate {
   readonly reservedConcurrency: number
   /** The batch's own calls in flight now. */
   readonly inFlight: number
+  /** The batch's own cap on its calls in flight (create-batch-call `max_concurrency`, decision 0549); none if absent. */
+  readonly maxConcurrency?: number | undefined
 }
 
 /**
@@ -44,7 +48,11 @@ export const allocate = (
     let best = -1
     for (let i = 0; i < candidates.length; i++) {
       if (!open[i]) continue
-      if (total + 1 > concurrencyLimit - candidates[i]!.reservedConcurrency || given[i]! >= maxPerBatch) {
+      const cap = candidates[i]!.maxConcurrency
+      if (
+        total + 1 > concurrencyLimit - candidates[i]!.reservedConcurrency || given[i]! >= maxPerBatch ||
+        (cap !== undefined && load[i]! >= cap)
+      ) {
         open[i] = false
         continue
       }

@@ -18,6 +18,8 @@ export interface DueBatch {
   readonly orgId: string
   readonly fromNumber: string
   readonly reservedConcurrency: number
+  /** The batch's cap on its own calls in flight (decision 0549); `undefined` = none. */
+  readonly maxConcurrency?: number | undefined
   /** `undefined` = no call window: any time. */
   readonly window: CanonicalCallTimeWindow | undefined
   readonly nextDispatchAt: number
@@ -45,6 +47,7 @@ interface DueRow {
   readonly org_id: string
   readonly from_number: string
   readonly reserved_concurrency: number
+  readonly max_concurrency: number | null
   readonly call_time_window: unknown
   readonly next_dispatch_at: number
   readonly policy_version: number
@@ -78,14 +81,14 @@ export const make = (sql: SqlClient.SqlClient) => {
   // bounds how late an expired lease is taken up instead (lease + at most one poll; docs/decisions/0401).
   const look = (now: number, limit: number) =>
     sql<LookRow>`
-      SELECT d.batch_call_id, d.org_id, d.from_number, d.reserved_concurrency, d.call_time_window,
+      SELECT d.batch_call_id, d.org_id, d.from_number, d.reserved_concurrency, d.max_concurrency, d.call_time_window,
         d.next_dispatch_at, d.policy_version, u.next
       FROM (
         SELECT min(next_dispatch_at)::float8 AS next FROM batch_calls
         WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at > ${now}
       ) u
       LEFT JOIN LATERAL (
-        SELECT batch_call_id, org_id, from_number, reserved_concurrency, call_time_window,
+        SELECT batch_call_id, org_id, from_number, reserved_concurrency, max_concurrency, call_time_window,
           next_dispatch_at::float8 AS next_dispatch_at,
           coalesce((SELECT p.version FROM org_calling_policies p WHERE p.org_id = batch_calls.org_id), 0)::float8
             AS policy_version
@@ -104,6 +107,7 @@ export const make = (sql: SqlClient.SqlClient) => {
             orgId: found.org_id,
             fromNumber: found.from_number,
             reservedConcurrency: found.reserved_concurrency,
+            maxConcurrency: found.max_concurrency ?? undefined,
             window: windowOf(found),
             nextDispatchAt: found.next_dispatch_at,
             policyVersion: found.policy_version

@@ -1,7 +1,8 @@
 -- scheduler_claim: the current definition; the migrator re-creates it when this file changes (decision 0017).
--- Moved out of migrations: defined in 0010, 0012, 0015, 0022, 0023, live text from 0024_batch_retries.
+-- Moved out of migrations: defined in 0010, 0012, 0015, 0022, 0023, 0024_batch_retries; its signature changed in
+-- 0030_campaign_control (pause, max_concurrency and suppressions: decisions 0549, 0550).
 CREATE OR REPLACE FUNCTION scheduler_claim(p_lock_key integer, p_org text, p_lock_wait text, p_batch text, p_reserved integer, p_max integer, p_owner text, p_until bigint, p_from text, p_now bigint, p_groups integer[], p_cap_groups integer[] DEFAULT NULL::integer[], p_cap_limits integer[] DEFAULT NULL::integer[], p_cap_labels text[] DEFAULT NULL::text[])
- RETURNS TABLE(task_id text, task_index integer, to_number text, state text, override_agent_id text, override_agent_version double precision, override_agent_version_name text, agent_override jsonb, dynamic_variables jsonb, metadata jsonb, custom_sip_headers jsonb, call_id text, org_limit integer, org_in_flight integer, call_attempt integer)
+ RETURNS TABLE(task_id text, task_index integer, to_number text, state text, override_agent_id text, override_agent_version double precision, override_agent_version_name text, agent_override jsonb, dynamic_variables jsonb, metadata jsonb, custom_sip_headers jsonb, call_id text, org_limit integer, org_in_flight integer, call_attempt integer, batch_open boolean, batch_in_flight integer)
  LANGUAGE plpgsql
 AS $function$
     #variable_conflict use_column
@@ -10,6 +11,10 @@ AS $function$
       v_in_flight int4;
       v_n int4;
       v_dnc boolean;
+      v_suppressed boolean;
+      v_status text;
+      v_batch_max int4;
+      v_batch_in_flight int4;
       v_found int4;
       v_ids int8[];
       v_deferred int8[] := '{}';
@@ -25,11 +30,31 @@ AS $function$
       SELECT (SELECT count(*) FROM batch_call_tasks t WHERE t.org_id = p_org AND t.state = 'dialling')
           + (SELECT count(*) FROM batch_call_tasks t WHERE t.org_id = p_org AND t.state = 'unknown')
         INTO v_in_flight;
-      -- issue 5: the batch's calls never exceed concurrency_limit - reserved_concurrency - the org's other calls
+      -- Decision 0549: a paused (or finished) batch is not claimed. Read after the lock: a pause commits under the
+      -- same lock, so every claim granted the lock after the pause answered sees it.
+      SELECT b.status, b.max_concurrency INTO v_status, v_batch_max FROM batch_calls b WHERE b.batch_call_id = p_batch;
+      IF v_status IS NULL OR v_status NOT IN ('scheduled', 'in_progress') THEN
+        RETURN QUERY SELECT NULL::text, NULL::int4, NULL::text, NULL::text, NULL::text, NULL::float8, NULL::text,
+          NULL::jsonb, NULL::jsonb, NULL::jsonb, NULL::jsonb, NULL::text, v_limit, v_in_flight, NULL::int4, false,
+          NULL::int4;
+        RETURN;
+      END IF;
+      -- decision 0401 (spec reserved_concurrency): the batch's calls never exceed concurrency_limit -
+      -- reserved_concurrency - the org's other calls
       v_n := least(p_max, v_limit - p_reserved - v_in_flight);
+      -- max_concurrency (decision 0549): the batch's own calls in flight, counted under the lock, off
+      -- batch_call_tasks_by_state
+      IF v_batch_max IS NOT NULL THEN
+        SELECT (SELECT count(*) FROM batch_call_tasks t WHERE t.batch_call_id = p_batch AND t.state = 'dialling')
+            + (SELECT count(*) FROM batch_call_tasks t WHERE t.batch_call_id = p_batch AND t.state = 'unknown')
+          INTO v_batch_in_flight;
+        v_n := least(v_n, v_batch_max - v_batch_in_flight);
+      END IF;
       IF v_n > 0 THEN
         -- most orgs have no do-not-call contact: then no task needs the per-row check (0.8 µs a task)
         v_dnc := EXISTS (SELECT 1 FROM contacts k WHERE k.org_id = p_org AND k.do_not_call);
+        -- the same for the suppression list (decision 0550): an org without one pays one probe a claim
+        v_suppressed := EXISTS (SELECT 1 FROM suppressions s WHERE s.org_id = p_org);
         IF p_groups IS NULL THEN
           -- no legal-hours constraint given (migration 0022): every pending task, as before
           v_ids := ARRAY(
@@ -104,7 +129,7 @@ AS $function$
             RETURN QUERY
               SELECT t.task_id::text, t.task_index, t.to_number, 'deferred'::text, NULL::text, NULL::float8,
                 NULL::text, NULL::jsonb, NULL::jsonb, NULL::jsonb, NULL::jsonb, t.state_reason, NULL::int4, NULL::int4,
-                t.retry_attempt
+                t.retry_attempt, NULL::boolean, NULL::int4
               FROM batch_call_tasks t WHERE t.task_id = ANY(v_deferred);
           END IF;
         END IF;
@@ -114,17 +139,26 @@ AS $function$
           WITH claimed AS (
             UPDATE batch_call_tasks t SET not_before = NULL,
               (state, state_reason, lease_owner, lease_expires_at, attempts, call_id) = (
-              SELECT CASE WHEN x.dnc THEN 'skipped' ELSE 'dialling' END, CASE WHEN x.dnc THEN 'do_not_call' END,
-                CASE WHEN x.dnc THEN NULL ELSE p_owner END, CASE WHEN x.dnc THEN NULL ELSE p_until END,
-                t.attempts + CASE WHEN x.dnc THEN 0 ELSE 1 END,
+              SELECT CASE WHEN x.skip IS NOT NULL THEN 'skipped' ELSE 'dialling' END, x.skip,
+                CASE WHEN x.skip IS NOT NULL THEN NULL ELSE p_owner END,
+                CASE WHEN x.skip IS NOT NULL THEN NULL ELSE p_until END,
+                t.attempts + CASE WHEN x.skip IS NOT NULL THEN 0 ELSE 1 END,
                 -- each attempt's own call id: the first's as before retries existed (migration 0012), a retry's
                 -- from the task and its attempt (decision 0625)
-                CASE WHEN x.dnc THEN t.call_id WHEN t.retry_attempt = 1 THEN svc_call_id(t.task_id)
+                CASE WHEN x.skip IS NOT NULL THEN t.call_id WHEN t.retry_attempt = 1 THEN svc_call_id(t.task_id)
                   ELSE 'call_' || md5('svc-call:' || t.task_id::text || ':' || t.retry_attempt::text) END
               FROM (
-                SELECT CASE WHEN v_dnc THEN EXISTS (
-                  SELECT 1 FROM contacts k WHERE k.org_id = p_org AND k.phone_number = t.to_number AND k.do_not_call
-                ) ELSE false END AS dnc
+                -- why the task is not dialled (NULL: it is): the contact's flag, then the org's suppression list
+                -- (decision 0550: 'suppressed (<source>)'), each probed only when the org has any
+                SELECT coalesce(
+                  CASE WHEN v_dnc AND EXISTS (
+                    SELECT 1 FROM contacts k WHERE k.org_id = p_org AND k.phone_number = t.to_number AND k.do_not_call
+                  ) THEN 'do_not_call' END,
+                  CASE WHEN v_suppressed THEN (
+                    SELECT 'suppressed (' || s.source || ')' FROM suppressions s
+                    WHERE s.org_id = p_org AND s.phone_number = t.to_number
+                  ) END
+                ) AS skip
                 OFFSET 0
               ) x
             )
@@ -154,7 +188,11 @@ AS $function$
           )
           SELECT c.task_id::text, c.task_index, c.to_number, c.state, c.override_agent_id,
             c.override_agent_version::float8, c.override_agent_version_name, c.agent_override, c.dynamic_variables,
-            c.metadata, c.custom_sip_headers, c.call_id, NULL::int4, NULL::int4, c.retry_attempt
+            c.metadata, c.custom_sip_headers,
+            -- a skipped task's reason in the call id's place, as a deferred one's (the caller counts suppressions)
+            CASE WHEN c.state = 'skipped' THEN c.state_reason ELSE c.call_id END, NULL::int4, NULL::int4,
+            c.retry_attempt, NULL::boolean,
+            NULL::int4
           FROM claimed c;
         -- a batch's first claimed task starts it, in the claim's transaction
         GET DIAGNOSTICS v_found = ROW_COUNT;
@@ -163,6 +201,7 @@ AS $function$
         END IF;
       END IF;
       RETURN QUERY SELECT NULL::text, NULL::int4, NULL::text, NULL::text, NULL::text, NULL::float8, NULL::text,
-        NULL::jsonb, NULL::jsonb, NULL::jsonb, NULL::jsonb, NULL::text, v_limit, v_in_flight, NULL::int4;
+        NULL::jsonb, NULL::jsonb, NULL::jsonb, NULL::jsonb, NULL::text, v_limit, v_in_flight, NULL::int4, true,
+        v_batch_in_flight;
     END
     $function$

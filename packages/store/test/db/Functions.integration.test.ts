@@ -79,6 +79,12 @@ const withChangedCallId = Effect.map(Migrations.functions, (fns) =>
     return Migrations.sqlFunction(fn.name, changed)
   }))
 
+/**
+ * Functions whose signature changed after the first cut: the migration that changed it drops the old one (schema),
+ * so the migrations alone leave none, and the file is the only definition (0030_campaign_control: scheduler_claim).
+ */
+const changedSinceCut: ReadonlyArray<string> = ["scheduler_claim"]
+
 describe("SQL functions", () => {
   it.live(
     "the migrator with functions/ yields the same functions and triggers as the migrations alone",
@@ -89,11 +95,15 @@ describe("SQL functions", () => {
         const applied = yield* onPool(newWay, Migrations.run)
         const after = yield* onPool(newWay, catalog)
         assert.strictEqual(applied.length, (yield* Migrations.all).length)
-        // the comparison is not vacuous: the claim and the trigger functions are there
+        // the comparison is not vacuous: the trigger functions are there
         assert.isAtLeast(before.functions.length, 20)
-        assert.include(before.functions.map((f) => f.name), "scheduler_claim")
         assert.isAtLeast(before.triggers.length, 10)
-        assert.deepStrictEqual(after.functions, before.functions)
+        // functions changed since the cut: a migration dropped the old signature and only the file defines it now
+        for (const name of changedSinceCut) {
+          assert.notInclude(before.functions.map((f) => f.name), name, `${name} is no longer dropped by a migration`)
+          assert.include(after.functions.map((f) => f.name), name)
+        }
+        assert.deepStrictEqual(after.functions.filter((f) => !changedSinceCut.includes(f.name)), before.functions)
         assert.deepStrictEqual(after.triggers, before.triggers)
         // one file per function, named for it, and no function without its file
         const files = (yield* Migrations.functions).map((f) => f.name)

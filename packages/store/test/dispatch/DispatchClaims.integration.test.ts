@@ -179,6 +179,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       assert.deepStrictEqual(result, {
         claimed: [],
         skipped: 0,
+        suppressed: 0,
         deferred: 0,
         completed: [],
         busy: true,
