@@ -28,6 +28,17 @@ export class NotFound extends Schema.Error<NotFound>("NotFound")(fields, {
   description: "The referenced resource was not found under this API key"
 }) {}
 
+/**
+ * 409: the resource is in a state that does not allow the operation (svc extensions only, e.g. pausing a cancelled
+ * batch: issue 31, decision 0549). No endpoint of the vendor's spec answers it: its clients retry a 409, which
+ * create-batch-call's conflicts must not invite (they are 400s, design "never 408/409").
+ * @category errors
+ */
+export class Conflict extends Schema.Error<Conflict>("Conflict")(fields, {
+  httpApiStatus: 409,
+  description: "The resource's state does not allow the operation; the message says which state and why"
+}) {}
+
 /** 429: the account is rate limited; `Retry-After` says when to retry. @category errors */
 export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(fields, {
   httpApiStatus: 429,
@@ -46,5 +57,7 @@ export const badRequest = (message: string) => new BadRequest({ status: "error",
 export const unauthorized = (message: string) => new Unauthorized({ status: "error", message })
 /** @category constructors */
 export const notFound = (message: string) => new NotFound({ status: "error", message })
+/** @category constructors */
+export const conflict = (message: string) => new Conflict({ status: "error", message })
 /** @category constructors */
 export const internal = (message: string) => new InternalServerError({ status: "error", message })
