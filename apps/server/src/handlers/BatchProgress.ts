@@ -1,12 +1,12 @@
 /**
- * `GET /get-batch-call/{batch_call_id}` and `POST /cancel-batch-call/{batch_call_id}` (decisions 0532, 0533; svc
- * extensions). Org-scoped: a batch of another org is a 404, exactly as one that does not exist, so ids cannot be
+ * `GET /get-batch-call/{batch_call_id}`, `POST /cancel-batch-call/{batch_call_id}`, `POST /pause-batch-call/{id}` and
+ * `POST /resume-batch-call/{id}` (decisions 0532, 0533, 0549; svc extensions). Org-scoped: a batch of another org is a 404, exactly as one that does not exist, so ids cannot be
  * probed across orgs. The time is the server's clock (the window's next opening, the completion estimate, the
  * cancel's timestamp).
  */
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
-import { notFound } from "@svc/api/Errors.ts"
+import { conflict, notFound } from "@svc/api/Errors.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -18,6 +18,8 @@ export const layer = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const repo = yield* BatchProgressRepo
     const missing = (error: { readonly message: string }) => Effect.fail(notFound(error.message))
+    // decision 0549: pausing or resuming a completed or cancelled batch is a 409 naming its status
+    const finished = (error: { readonly message: string }) => Effect.fail(conflict(error.message))
     return handlers
       .handle("getBatchCall", ({ params }) =>
         Effect.gen(function*() {
@@ -33,6 +35,24 @@ export const layer = HttpApiBuilder.group(
           const now = yield* Clock.currentTimeMillis
           return yield* repo.cancel(orgId, params.batch_call_id, now).pipe(
             Effect.catchTag("BatchCallNotFound", missing)
+          )
+        }))
+      .handle("pauseBatchCall", ({ params }) =>
+        Effect.gen(function*() {
+          const { orgId } = yield* CurrentOrg
+          const now = yield* Clock.currentTimeMillis
+          return yield* repo.pause(orgId, params.batch_call_id, now).pipe(
+            Effect.catchTag("BatchCallNotFound", missing),
+            Effect.catchTag("BatchCallNotRunning", finished)
+          )
+        }))
+      .handle("resumeBatchCall", ({ params }) =>
+        Effect.gen(function*() {
+          const { orgId } = yield* CurrentOrg
+          const now = yield* Clock.currentTimeMillis
+          return yield* repo.resume(orgId, params.batch_call_id, now).pipe(
+            Effect.catchTag("BatchCallNotFound", missing),
+            Effect.catchTag("BatchCallNotRunning", finished)
           )
         }))
   })

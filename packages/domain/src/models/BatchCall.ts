@@ -52,7 +52,18 @@ export class CreateBatchCallRequest extends Schema.Class<CreateBatchCallRequest>
   ),
   call_time_window: Schema.optionalKey(CallTimeWindow),
   // svc extension (decision 0625)
-  retry_policy: Schema.optionalKey(RetryPolicy)
+  retry_policy: Schema.optionalKey(RetryPolicy),
+  // svc extension (decision 0549): a bound a PostgreSQL integer holds, as reserved_concurrency's
+  max_concurrency: Schema.optionalKey(
+    Schema.Int.check(
+      Schema.isBetween({ minimum: 1, maximum: maxReservedConcurrency }, {
+        expected: `an integer from 1 to ${maxReservedConcurrency}`
+      })
+    ).annotate({
+      description: "svc extension: the most calls of this batch in progress at once, across all workers, within " +
+        "the org's concurrency limit and the batch's reserved_concurrency; omitted means no cap of its own."
+    })
+  )
 }, { description: "Creates a batch of outbound calls from one owned number." }) {}
 
 /**

@@ -76,8 +76,9 @@ export class BatchCallProgress extends Schema.Class<BatchCallProgress>("BatchCal
   batch_call_id: BatchCallId,
   name: Schema.String,
   from_number: E164,
-  status: Schema.Literals(["scheduled", "in_progress", "completed", "cancelled"]).annotate({
-    description: "scheduled until its first call, in_progress while tasks are left, then completed or cancelled."
+  status: Schema.Literals(["scheduled", "in_progress", "paused", "completed", "cancelled"]).annotate({
+    description: "scheduled until its first call, in_progress while tasks are left, then completed or cancelled; " +
+      "paused (svc extension pause-batch-call) starts no call until resumed."
   }),
   total_task_count: NonNegativeInt,
   tasks: BatchTaskCounts,
@@ -87,6 +88,9 @@ export class BatchCallProgress extends Schema.Class<BatchCallProgress>("BatchCal
       "its batch retried are not counted; list-calls with the batch's id has every call."
   }),
   calls_in_flight: NonNegativeInt.annotate({ description: "Calls in progress (tasks dialling or unknown)." }),
+  max_concurrency: Schema.optionalKey(NonNegativeInt.annotate({
+    description: "svc extension: the batch's own cap on its calls in progress, when create-batch-call gave one."
+  })),
   scheduled_timestamp: EpochMillis.annotate({ description: "trigger_timestamp, else when the batch was created." }),
   window_open_now: Schema.Boolean.annotate({ description: "Whether its call_time_window is open now." }),
   next_window_opening_timestamp: Schema.NullOr(EpochMillis).annotate({

@@ -8,11 +8,12 @@ import { type Effect, Schema, type Stream } from "effect"
 
 /**
  * Lifecycle of a batch: `scheduled` until the scheduler starts it, `in_progress` while tasks are left,
- * `completed` when none is, `cancelled` when stopped.
+ * `completed` when none is, `cancelled` when stopped; `paused` (from `scheduled` or `in_progress`, back to it on
+ * resume: decision 0549) starts no call.
  *
  * @category models
  */
-export const BatchCallStatus = Schema.Literals(["scheduled", "in_progress", "completed", "cancelled"])
+export const BatchCallStatus = Schema.Literals(["scheduled", "in_progress", "paused", "completed", "cancelled"])
 /** @category models */
 export type BatchCallStatus = typeof BatchCallStatus.Type
 

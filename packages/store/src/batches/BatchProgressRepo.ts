@@ -18,6 +18,17 @@
  * (CallsRepo.recordFinished), which the cancel's FOR UPDATE waits for (and the reverse). Without it, a record that
  * started before the cancel committed still read the batch running and left a pending task in a cancelled batch
  * (never dialled, since claims skip cancelled batches, but counted as pending forever).
+ *
+ * Pausing and resuming (decision 0549; svc extensions `POST /pause-batch-call/{id}`, `/resume-batch-call/{id}`), in
+ * the same shape: under the org's lock, the batch row locked. A pause sets `status = 'paused'` and keeps the status
+ * it returns to in `paused_from`. `scheduler_claim` reads the batch's status after it is granted the org's lock, so
+ * every claim that begins after the pause answered claims nothing of it; a claim that ran before committed its
+ * tasks as `dialling` (calls in flight, which finish and are recorded). Pending tasks stay pending (retries a
+ * recorder returns to pending too); the batch is not due while paused (`batch_calls_due`'s predicate), so its lines
+ * go to the org's other batches at their next claim. Resuming restores the status, makes the batch due now (not
+ * before its trigger time; a closed window postpones it as usual) and wakes the schedulers. Both are idempotent; a
+ * completed or cancelled batch cannot be paused or resumed (BatchCallNotRunning, 409). Cancelling a paused batch
+ * cancels it.
  */
 import { isOpen, nextOpening } from "@svc/domain/CallWindow.ts"
 import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
@@ -26,7 +37,24 @@ import { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { dialTimes, legalHoursOf, type LegalHoursSummary, ORG_LOCK } from "../dispatch/index.ts"
-import { BatchCallNotFound, type BatchCallStatus, type TaskState, TaskStates } from "./BatchCallsRepo.ts"
+import {
+  BatchCallNotFound,
+  type BatchCallStatus,
+  CREATED_CHANNEL,
+  type TaskState,
+  TaskStates
+} from "./BatchCallsRepo.ts"
+
+/**
+ * Pause or resume of a batch that has finished (decision 0549: 409 in the error shape).
+ *
+ * @category errors
+ */
+export class BatchCallNotRunning extends Schema.TaggedError<BatchCallNotRunning>()("BatchCallNotRunning", {
+  batchCallId: Schema.String,
+  status: Schema.String,
+  message: Schema.String
+}) {}
 
 /**
  * Length of a call assumed by the completion estimate (the default of `admin batch-preview --call-seconds`).
@@ -42,6 +70,7 @@ interface Row {
   readonly status: BatchCallStatus
   readonly total_task_count: number
   readonly reserved_concurrency: number
+  readonly max_concurrency: number | null
   readonly call_time_window: unknown
   readonly trigger_timestamp: number | null
   readonly scheduled_timestamp: number
@@ -65,6 +94,16 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
     batchCallId: string,
     now: number
   ) => Effect.Effect<BatchCallProgress, BatchCallNotFound>
+  readonly pause: (
+    orgId: string,
+    batchCallId: string,
+    now: number
+  ) => Effect.Effect<BatchCallProgress, BatchCallNotFound | BatchCallNotRunning>
+  readonly resume: (
+    orgId: string,
+    batchCallId: string,
+    now: number
+  ) => Effect.Effect<BatchCallProgress, BatchCallNotFound | BatchCallNotRunning>
 }>()("@svc/store/BatchProgressRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<BatchProgressRepo, never, SqlClient.SqlClient> = Layer.effect(
@@ -79,6 +118,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
         Effect.gen(function*() {
           const [row] = yield* sql<Row>`
             SELECT b.batch_call_id, b.name, b.from_number, b.status, b.total_task_count, b.reserved_concurrency,
+              b.max_concurrency,
               b.call_time_window, b.trigger_timestamp::float8 AS trigger_timestamp,
               b.scheduled_timestamp::float8 AS scheduled_timestamp, b.created_timestamp::float8 AS created_timestamp,
               b.finished_timestamp::float8 AS finished_timestamp, o.concurrency_limit,
@@ -116,20 +156,71 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
             const [batch] = yield* sql<{ status: BatchCallStatus }>`
               SELECT status FROM batch_calls WHERE org_id = ${orgId} AND batch_call_id = ${batchCallId} FOR UPDATE`
             if (batch === undefined) return yield* notFound(batchCallId)
-            if (batch.status === "scheduled" || batch.status === "in_progress") {
+            if (batch.status === "scheduled" || batch.status === "in_progress" || batch.status === "paused") {
               yield* sql`
                 UPDATE batch_call_tasks SET state = 'cancelled', state_reason = 'batch_cancelled'
                 WHERE batch_call_id = ${batchCallId} AND state = 'pending'`
               yield* sql`
-                UPDATE batch_calls SET status = 'cancelled', finished_timestamp = ${now}
-                WHERE batch_call_id = ${batchCallId} AND status IN ('scheduled', 'in_progress')`
+                UPDATE batch_calls SET status = 'cancelled', paused_from = NULL, finished_timestamp = ${now}
+                WHERE batch_call_id = ${batchCallId} AND status IN ('scheduled', 'in_progress', 'paused')`
             }
             return yield* read(orgId, batchCallId, now)
           })).pipe(Effect.catchTag("SqlError", Effect.die))
         }
       )
 
-      return BatchProgressRepo.of({ get, cancel })
+      /** The batch locked under the org's lock, or why it cannot be paused or resumed. */
+      const lockRunning = (orgId: string, batchCallId: string, verb: string) =>
+        Effect.gen(function*() {
+          yield* sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))`
+          const [batch] = yield* sql<{ status: BatchCallStatus }>`
+            SELECT status FROM batch_calls WHERE org_id = ${orgId} AND batch_call_id = ${batchCallId} FOR UPDATE`
+          if (batch === undefined) return yield* notFound(batchCallId)
+          if (batch.status === "completed" || batch.status === "cancelled") {
+            return yield* new BatchCallNotRunning({
+              batchCallId,
+              status: batch.status,
+              message: `batch call ${batchCallId} is ${batch.status}: only a scheduled, in-progress or paused ` +
+                `batch can be ${verb}`
+            })
+          }
+          return batch.status
+        })
+
+      const pause = Effect.fn("BatchProgressRepo.pause")(
+        function*(orgId: string, batchCallId: string, now: number) {
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            const status = yield* lockRunning(orgId, batchCallId, "paused")
+            if (status !== "paused") {
+              yield* sql`
+                UPDATE batch_calls SET status = 'paused', paused_from = status WHERE batch_call_id = ${batchCallId}`
+            }
+            return yield* read(orgId, batchCallId, now)
+          })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }
+      )
+
+      const resume = Effect.fn("BatchProgressRepo.resume")(
+        function*(orgId: string, batchCallId: string, now: number) {
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            const status = yield* lockRunning(orgId, batchCallId, "resumed")
+            if (status === "paused") {
+              // due now (a batch that rested or slept while paused is looked at again at once), never before its
+              // trigger time; a closed window postpones it at the next pass, as for any due batch
+              yield* sql`
+                UPDATE batch_calls SET status = paused_from, paused_from = NULL,
+                  next_dispatch_at = greatest(least(next_dispatch_at, ${now}), coalesce(trigger_timestamp, 0))
+                WHERE batch_call_id = ${batchCallId}`
+              // the wake-up create-batch-call sends: a listening scheduler looks at its batches now, not at its
+              // next poll
+              yield* sql`SELECT pg_notify(${CREATED_CHANNEL}, ${batchCallId})`
+            }
+            return yield* read(orgId, batchCallId, now)
+          })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }
+      )
+
+      return BatchProgressRepo.of({ get, cancel, pause, resume })
     })
   )
 }
@@ -149,7 +240,11 @@ const toProgress = (
   const inFlight = tasks.dialling + tasks.unknown
   // the dispatcher's model (DispatchInspect.preview): the batch's lines are the org's limit less its reserve and
   // the other batches' calls in flight; its own calls in flight hold lines for one assumed call length
-  const slots = Math.max(0, row.concurrency_limit - row.reserved_concurrency - (row.org_in_flight - inFlight))
+  // the batch's own cap binds too (decision 0549)
+  const slots = Math.min(
+    Math.max(0, row.concurrency_limit - row.reserved_concurrency - (row.org_in_flight - inFlight)),
+    row.max_concurrency ?? Number.POSITIVE_INFINITY
+  )
   const times = !open || tasks.pending === 0 || opening === null ? [] : dialTimes({
     window,
     start: opening,
@@ -168,6 +263,7 @@ const toProgress = (
     tasks,
     calls_placed: tasks.completed + tasks.failed,
     calls_in_flight: inFlight,
+    ...(row.max_concurrency === null ? {} : { max_concurrency: row.max_concurrency }),
     scheduled_timestamp: row.scheduled_timestamp,
     window_open_now: window === undefined || isOpen(window, now),
     next_window_opening_timestamp: opening,

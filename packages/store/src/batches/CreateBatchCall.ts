@@ -127,11 +127,11 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
       WITH b AS (
         INSERT INTO batch_calls (batch_call_id, org_id, api_key_id, name, from_number, trigger_timestamp,
           scheduled_timestamp, reserved_concurrency, call_time_window, total_task_count, next_dispatch_at,
-          created_timestamp, retry_policy)
+          created_timestamp, retry_policy, max_concurrency)
         VALUES (${batch.batch_call_id}, ${orgId}, ${apiKeyId}, ${batch.name}, ${batch.from_number},
           ${head.trigger_timestamp ?? null}::bigint, ${batch.scheduled_timestamp},
           ${head.reserved_concurrency ?? 0}, ${window}::jsonb, ${batch.total_task_count},
-          ${batch.scheduled_timestamp}, ${now}, ${retry}::jsonb)
+          ${batch.scheduled_timestamp}, ${now}, ${retry}::jsonb, ${head.max_concurrency ?? null}::int4)
         RETURNING batch_call_id
       )
       SELECT pg_notify(${CREATED_CHANNEL}, batch_call_id) FROM b`

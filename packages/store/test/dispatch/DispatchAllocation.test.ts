@@ -72,6 +72,35 @@ describe("DispatchAllocation.allocate", () => {
     }
   })
 
+  // issue 31 item 4 (decision 0549): a batch's calls in flight never exceed its max_concurrency; what it cannot
+  // take goes to the others ("one campaign cannot starve another")
+  it("stops a batch at its max_concurrency, counting its calls in flight, and gives the rest to the others", () => {
+    assert.deepStrictEqual(
+      grants(allocate(10, 0, [
+        { batchCallId: "a", reservedConcurrency: 0, inFlight: 0, maxConcurrency: 2 },
+        { batchCallId: "b", reservedConcurrency: 0, inFlight: 0 }
+      ])),
+      { a: 2, b: 8 }
+    )
+    // already at its cap: none; one below: one
+    assert.deepStrictEqual(
+      grants(allocate(10, 3, [
+        { batchCallId: "a", reservedConcurrency: 0, inFlight: 3, maxConcurrency: 3 },
+        { batchCallId: "b", reservedConcurrency: 0, inFlight: 0, maxConcurrency: 4 }
+      ])),
+      { b: 4 }
+    )
+    assert.deepStrictEqual(
+      grants(allocate(10, 2, [{ batchCallId: "a", reservedConcurrency: 0, inFlight: 2, maxConcurrency: 3 }])),
+      { a: 1 }
+    )
+    // the org's limit binds below the cap
+    assert.deepStrictEqual(
+      grants(allocate(3, 0, [{ batchCallId: "a", reservedConcurrency: 0, inFlight: 0, maxConcurrency: 5 }])),
+      { a: 3 }
+    )
+  })
+
   it("freeSlots is the limit less the reservation and the org's calls, never negative", () => {
     assert.strictEqual(freeSlots(20, 2, 5), 13)
     assert.strictEqual(freeSlots(20, 2, 19), 0)
