@@ -107,6 +107,70 @@ describe("POST /cancel-batch-call/{batch_call_id}", () => {
   })
 })
 
+// issue 31 item 1 (decision 0549): pause answers the progress with status paused, resume the status it paused from;
+// both idempotent; a cancelled batch is a 409 in the error shape; another org's batch a 404
+describe("POST /pause-batch-call/{id} and /resume-batch-call/{id}", () => {
+  it("pauses and resumes a batch, idempotently; another org's is a 404; a cancelled one a 409", async () => {
+    const created = await server.request("POST", "/create-batch-call", {
+      key: a.key,
+      body: {
+        from_number: "+14155550100",
+        trigger_timestamp: 4_000_000_000_000,
+        max_concurrency: 2,
+        tasks: [{ to_number: "+14155550104" }, { to_number: "+14155550105" }]
+      }
+    })
+    assert.strictEqual(created.status, 200, created.text)
+    const id = String((created.json as Json)["batch_call_id"])
+    const other = await server.request("POST", `/pause-batch-call/${id}`, { key: b.key })
+    assert.strictEqual(other.status, 404)
+    assert.deepStrictEqual(other.json, { status: "error", message: `batch call ${id} not found` })
+
+    const paused = await server.request("POST", `/pause-batch-call/${id}`, { key: a.key })
+    assert.strictEqual(paused.status, 200, paused.text)
+    assert.deepInclude(paused.json as Json, { batch_call_id: id, status: "paused", max_concurrency: 2 })
+    assert.deepInclude((paused.json as Json)["tasks"] as Json, { pending: 2 })
+    // no estimate while paused: nothing is dialled until it is resumed
+    assert.isNull((paused.json as Json)["estimated_completion_timestamp"])
+    const again = await server.request("POST", `/pause-batch-call/${id}`, { key: a.key })
+    assert.strictEqual(again.status, 200)
+    assert.strictEqual((again.json as Json)["status"], "paused")
+    assert.strictEqual(
+      ((await server.request("GET", `/get-batch-call/${id}`, { key: a.key })).json as Json)["status"],
+      "paused"
+    )
+
+    const resumed = await server.request("POST", `/resume-batch-call/${id}`, { key: a.key })
+    assert.strictEqual(resumed.status, 200, resumed.text)
+    assert.strictEqual((resumed.json as Json)["status"], "scheduled")
+    assert.isNumber((resumed.json as Json)["estimated_completion_timestamp"])
+    const resumedAgain = await server.request("POST", `/resume-batch-call/${id}`, { key: a.key })
+    assert.strictEqual((resumedAgain.json as Json)["status"], "scheduled")
+
+    await server.request("POST", `/cancel-batch-call/${id}`, { key: a.key })
+    for (const verb of ["pause", "resume"]) {
+      const refused = await server.request("POST", `/${verb}-batch-call/${id}`, { key: a.key })
+      assert.strictEqual(refused.status, 409, refused.text)
+      assert.deepStrictEqual(refused.json, {
+        status: "error",
+        message: `batch call ${id} is cancelled: only a scheduled, in-progress or paused batch can be ${verb}d`
+      })
+    }
+    assert.strictEqual((await server.request("POST", `/pause-batch-call/${id}`, { key: null })).status, 401)
+  })
+
+  it("max_concurrency below 1 or not an integer is a 400 naming the field", async () => {
+    for (const bad of [0, -1, 1.5, "2"]) {
+      const response = await server.request("POST", "/create-batch-call", {
+        key: a.key,
+        body: { from_number: "+14155550100", max_concurrency: bad, tasks: [{ to_number: "+14155550104" }] }
+      })
+      assert.strictEqual(response.status, 400, `${JSON.stringify(bad)}: ${response.text}`)
+      assert.include(String((response.json as Json)["message"]), "max_concurrency")
+    }
+  })
+})
+
 describe("OpenAPI", () => {
   it("lists both operations marked x-svc-extension, and the vendor's create-batch-call unmarked", async () => {
     const doc = (await server.request("GET", "/openapi.json", { key: null })).json as {
@@ -114,6 +178,8 @@ describe("OpenAPI", () => {
     }
     assert.strictEqual(doc.paths["/get-batch-call/{batch_call_id}"]?.["get"]?.["x-svc-extension"], true)
     assert.strictEqual(doc.paths["/cancel-batch-call/{batch_call_id}"]?.["post"]?.["x-svc-extension"], true)
+    assert.strictEqual(doc.paths["/pause-batch-call/{batch_call_id}"]?.["post"]?.["x-svc-extension"], true)
+    assert.strictEqual(doc.paths["/resume-batch-call/{batch_call_id}"]?.["post"]?.["x-svc-extension"], true)
     assert.isUndefined(doc.paths["/create-batch-call"]?.["post"]?.["x-svc-extension"])
   })
 })

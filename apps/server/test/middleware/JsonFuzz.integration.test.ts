@@ -252,6 +252,18 @@ const routes: ReadonlyArray<Route> = [
     statuses: [200, 400, 404, 429],
     request: (r) => ({ path: "/cancel-batch-call/no_such_batch", raw: value(r) })
   },
+  {
+    method: "POST",
+    contract: "/pause-batch-call/:batch_call_id",
+    statuses: [200, 400, 404, 409, 429],
+    request: (r) => ({ path: "/pause-batch-call/no_such_batch", raw: value(r) })
+  },
+  {
+    method: "POST",
+    contract: "/resume-batch-call/:batch_call_id",
+    statuses: [200, 400, 404, 409, 429],
+    request: (r) => ({ path: "/resume-batch-call/no_such_batch", raw: value(r) })
+  },
   { method: "GET", contract: "/v2/get-call/:call_id", statuses: [200, 400, 404, 429], request: () => ({ path: "" }) },
   {
     method: "POST",
