@@ -11,11 +11,7 @@ import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Config, Deferred, Effect, Fiber, Layer, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { type ChildProcess, spawn } from "node:child_process"
-import * as path from "node:path"
-
-const root = path.resolve(import.meta.dirname, "..", "..")
-const main = path.join(root, "apps/scheduler/src/main.ts")
+import { startWorker as startProcess, type Worker } from "./support/SchedulerWorkers.ts"
 
 const TASKS = 2_000
 const LIMIT = 20
@@ -26,44 +22,8 @@ const MIN_KILLS = 20
 // enough for the kills to land while it runs.
 const LATENCY_MS = 400
 
-/** A worker process and what it printed (its last lines help when the test fails). */
-interface Worker {
-  readonly child: ChildProcess
-  readonly exited: Deferred.Deferred<number | null>
-  output: string
-}
-
 const startWorker = (url: string, index: number) =>
-  Effect.gen(function*() {
-    const exited = yield* Deferred.make<number | null>()
-    const child = spawn(process.execPath, [main], {
-      cwd: root,
-      env: {
-        ...process.env,
-        DATABASE_URL: url,
-        LOG_LEVEL: "Warn",
-        SVC_DB_MAX_CONNECTIONS: "5",
-        SCHEDULER_WORKER_ID: `crash-worker-${index}-${Math.random().toString(36).slice(2, 6)}`,
-        SCHEDULER_LEASE_MS: "3000",
-        SCHEDULER_POLL_MS: "200",
-        SCHEDULER_RECONCILE_RECHECK_MS: "300",
-        SCHEDULER_SHUTDOWN_GRACE_MS: "2000",
-        SCHEDULER_BACKFILL_CRON: "off",
-        SIMULATED_DIALER_STORE: "sql",
-        SIMULATED_DIALER_SEED: "42",
-        SIMULATED_DIALER_LATENCY_MS: String(LATENCY_MS)
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    const worker: Worker = { child, exited, output: "" }
-    const keep = (chunk: Buffer) => {
-      worker.output = (worker.output + chunk.toString()).slice(-4_000)
-    }
-    child.stdout?.on("data", keep)
-    child.stderr?.on("data", keep)
-    child.once("exit", (code) => Deferred.doneUnsafe(exited, Effect.succeed(code)))
-    return worker
-  })
+  startProcess(url, `crash-worker-${index}`, { latencyMs: LATENCY_MS })
 
 const randomBetween = (low: number, high: number) => Math.floor(low + Math.random() * (high - low))
 
