@@ -14,6 +14,7 @@ import { BatchProgressGroup } from "./groups/BatchProgress.ts"
 import { BatchTestsGroup } from "./groups/BatchTests.ts"
 import { CallsGroup } from "./groups/Calls.ts"
 import { ContactsGroup } from "./groups/Contacts.ts"
+import { SuppressionsGroup } from "./groups/Suppressions.ts"
 import { TestCasesGroup } from "./groups/TestCases.ts"
 import { InputRules } from "./InputRules.ts"
 
@@ -27,6 +28,7 @@ export class Api extends HttpApi.make("svc")
   .add(BatchTestsGroup)
   .add(CallsGroup)
   .add(TestCasesGroup)
+  .add(SuppressionsGroup)
   // Every endpoint, in one place: the API key, then the input rules (decision 0105: a query parameter an endpoint
   // does not declare is a 400 naming it; seven endpoints once ignored them because their groups had
   // been given the key check alone). First added, innermost: the rules run after the key check, so nothing of an

@@ -15,6 +15,7 @@ import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
 import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
 import * as CallImport from "@svc/store/calls/CallImport.ts"
 import * as ContactImport from "@svc/store/contacts/ContactImport.ts"
+import * as SuppressionImport from "@svc/store/suppressions/SuppressionImport.ts"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
@@ -22,10 +23,11 @@ import * as CallImportFile from "./CallImportFile.ts"
 import * as ContactImportFile from "./ContactImportFile.ts"
 import { ImportFailed } from "./ImportFailed.ts"
 import type { Progress } from "./Progress.ts"
+import * as SuppressionImportFile from "./SuppressionImportFile.ts"
 
 export { ImportFailed } from "./ImportFailed.ts"
 
-export const kinds = ["batch-tests", "calls", "contacts"] as const
+export const kinds = ["batch-tests", "calls", "contacts", "suppressions"] as const
 export type Kind = (typeof kinds)[number]
 
 const MAX_LISTED = 20
@@ -98,6 +100,8 @@ export interface ImportOptions {
   readonly chunkSize?: number
   /** Least contacts for which the indexes are dropped and rebuilt; default 100,000. */
   readonly rebuildAtLeast?: number
+  /** Suppressions: the `source` of lines that give none (default by format: SuppressionImportFile.defaultSource). */
+  readonly source?: string
 }
 
 export class Importer extends Context.Service<Importer, {
@@ -134,6 +138,32 @@ export class Importer extends Context.Service<Importer, {
                 ContactImportConflict: (error) => Effect.fail(new ImportFailed({ message: error.message })),
                 SqlError: (error) => Effect.fail(new ImportFailed({ message: `nothing imported: ${error.message}` }))
               }),
+              Effect.provideService(SqlClient.SqlClient, sql)
+            )
+          }
+          if (kind === "suppressions") {
+            // decision 0550: a registry's plain text, CSV or JSON Lines, all or nothing
+            const now = yield* Clock.currentTimeMillis
+            const format = SuppressionImportFile.formatOf(file)
+            const defaultSource = yield* SuppressionImportFile.checkSource(
+              options?.source ?? SuppressionImportFile.defaultSource(format)
+            )
+            return yield* Effect.scoped(Effect.gen(function*() {
+              const source = yield* SuppressionImportFile.open(file, {
+                format,
+                ...(options?.chunkSize === undefined ? {} : { chunkSize: options.chunkSize })
+              })
+              const result = yield* SuppressionImport.load(orgId, source, {
+                defaultSource,
+                now,
+                ...(options?.onProgress === undefined ? {} : { onProgress: options.onProgress })
+              })
+              return result.imported
+            })).pipe(
+              Effect.catchTag(
+                "SqlError",
+                (error) => Effect.fail(new ImportFailed({ message: `nothing imported: ${error.message}` }))
+              ),
               Effect.provideService(SqlClient.SqlClient, sql)
             )
           }

@@ -102,14 +102,26 @@ const importCommand = Command.make(
   {
     org,
     kind: Flag.Literals("kind", Import.kinds).pipe(Flag.withDescription("What the file holds")),
-    file: Flag.String("file").pipe(Flag.withDescription("JSON Lines file, one record per line"))
+    file: Flag.String("file").pipe(
+      Flag.withDescription("JSON Lines file, one record per line (suppressions: also .csv, or a registry's .txt)")
+    ),
+    source: Flag.String("source").pipe(
+      Flag.withDescription(
+        "suppressions: the source of lines that give none (default national_dnc for .txt, else import)"
+      ),
+      Flag.optional
+    )
   },
-  ({ file, kind, org }) =>
+  ({ file, kind, org, source }) =>
     run(
       Effect.map(
         Effect.flatMap(
           Import.Importer,
-          (importer) => importer.importFile(org, kind, file, { onProgress: Progress.reporter(`import ${kind}`) })
+          (importer) =>
+            importer.importFile(org, kind, file, {
+              onProgress: Progress.reporter(`import ${kind}`),
+              ...(Option.isSome(source) ? { source: source.value } : {})
+            })
         ),
         (imported) => ({ imported })
       )

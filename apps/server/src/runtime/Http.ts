@@ -14,6 +14,7 @@ import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
 import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
+import { SuppressionsRepo } from "@svc/store/suppressions/SuppressionsRepo.ts"
 import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import * as TwilioStatusCallback from "../carriers/twilio/TwilioStatusCallback.ts"
@@ -26,6 +27,7 @@ import * as TestCases from "../handlers/batchTests/TestCases.ts"
 import * as Calls from "../handlers/Calls.ts"
 import * as Contacts from "../handlers/Contacts.ts"
 import * as Health from "../handlers/Health.ts"
+import * as Suppressions from "../handlers/Suppressions.ts"
 import * as Admission from "../middleware/Admission.ts"
 import * as Authorization from "../middleware/Authorization.ts"
 import { BodyBudget } from "../middleware/BodyBudget.ts"
@@ -49,6 +51,7 @@ const Repositories = Layer.mergeAll(
   ContactsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   RateLimitWindows.layer,
   CallsApiRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
+  SuppressionsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   CursorKeys.layer,
   TwilioCallsRepo.layer,
   DatabaseAvailability.layer
@@ -63,7 +66,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     BatchLists.layer,
     BatchTests.layer,
     Calls.layer,
-    TestCases.layer
+    TestCases.layer,
+    Suppressions.layer
   ]),
   Layer.provide([Authorization.layer, InputRules.layer])
 )
