@@ -35,14 +35,26 @@ export interface BatchStatusReport {
   readonly batch_call_id: string
   readonly org_id: string
   readonly status: string
+  /** Paused (pause-batch-call, decision 0549): no call of it starts until it is resumed. */
+  readonly paused: boolean
   readonly total_task_count: number
   readonly tasks: Record<string, number>
+  /**
+   * Skipped tasks by why: `do_not_call` (the contact's flag), `suppressed` (the org's suppression list, decision
+   * 0550), and any other reason as stored.
+   */
+  readonly skipped_by_reason: Record<string, number>
   readonly in_flight: {
     readonly batch: number
     readonly org: number
     readonly concurrency_limit: number
     readonly reserved_concurrency: number
-    /** Calls this batch could start now: `concurrency_limit - reserved_concurrency - org`, at least 0. */
+    /** The batch's own cap (create-batch-call `max_concurrency`), or null. */
+    readonly max_concurrency: number | null
+    /**
+     * Calls this batch could start now: `concurrency_limit - reserved_concurrency - org`, within its
+     * `max_concurrency - batch`, at least 0 (0 while paused).
+     */
     readonly free_slots: number
   }
   readonly trigger_timestamp: number | null
@@ -208,6 +220,7 @@ interface BatchRow {
   readonly status: string
   readonly total_task_count: number
   readonly reserved_concurrency: number
+  readonly max_concurrency: number | null
   readonly call_time_window: unknown
   readonly trigger_timestamp: number | null
   readonly next_dispatch_at: number
@@ -237,7 +250,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
 
       const batchRow = (orgId: string, batchCallId: string) =>
         sql<BatchRow>`
-          SELECT b.org_id, b.status, b.total_task_count, b.reserved_concurrency, b.call_time_window,
+          SELECT b.org_id, b.status, b.total_task_count, b.reserved_concurrency, b.max_concurrency, b.call_time_window,
             b.trigger_timestamp::float8 AS trigger_timestamp, b.next_dispatch_at::float8 AS next_dispatch_at,
             o.concurrency_limit,
             -- one count per state, each on its partial index (state IN (...) would scan every task)
@@ -270,6 +283,15 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
           WHERE org_id = ${orgId} AND batch_call_id = ${batchCallId} GROUP BY state`.pipe(Effect.orDie)
         const tasks: Record<string, number> = Object.fromEntries(TaskStates.map((s) => [s, 0]))
         for (const c of counts) tasks[c.state] = c.n
+        // the skipped ones by reason, suppressions (`suppressed (<source>)`) together: off batch_call_tasks_by_state
+        const reasons = yield* sql<{ reason: string; n: number }>`
+          SELECT CASE WHEN state_reason LIKE 'suppressed (%' THEN 'suppressed' ELSE coalesce(state_reason, '') END
+            AS reason, count(*)::int4 AS n
+          FROM batch_call_tasks WHERE batch_call_id = ${batchCallId} AND state = 'skipped' GROUP BY 1`.pipe(
+          Effect.orDie
+        )
+        const skipped: Record<string, number> = { do_not_call: 0, suppressed: 0 }
+        for (const r of reasons) skipped[r.reason] = (skipped[r.reason] ?? 0) + r.n
         const window = windowOf(row)
         const from = Math.max(now, row.trigger_timestamp ?? now)
         const opening = window === undefined ? from : Option.getOrNull(nextOpening(window, from))
@@ -278,14 +300,23 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
           batch_call_id: batchCallId,
           org_id: orgId,
           status: row.status,
+          paused: row.status === "paused",
           total_task_count: row.total_task_count,
           tasks,
+          skipped_by_reason: skipped,
           in_flight: {
             batch: row.batch_in_flight,
             org: row.org_in_flight,
             concurrency_limit: row.concurrency_limit,
             reserved_concurrency: row.reserved_concurrency,
-            free_slots: Math.max(0, row.concurrency_limit - row.reserved_concurrency - row.org_in_flight)
+            max_concurrency: row.max_concurrency,
+            free_slots: row.status === "paused" ? 0 : Math.max(
+              0,
+              Math.min(
+                row.concurrency_limit - row.reserved_concurrency - row.org_in_flight,
+                (row.max_concurrency ?? Number.POSITIVE_INFINITY) - row.batch_in_flight
+              )
+            )
           },
           trigger_timestamp: row.trigger_timestamp,
           window_open_now: window === undefined || isOpen(window, now),
@@ -348,7 +379,11 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
           const skipped = counts?.dnc ?? 0
           const legalHours = yield* legalHoursReport(orgId, batchCallId, window, options.at)
           const others = row.org_in_flight - row.batch_in_flight
-          const slots = Math.max(0, row.concurrency_limit - row.reserved_concurrency - others)
+          // the batch's own cap binds too (decision 0549)
+          const slots = Math.min(
+            Math.max(0, row.concurrency_limit - row.reserved_concurrency - others),
+            row.max_concurrency ?? Number.POSITIVE_INFINITY
+          )
           const start = Math.max(options.at, row.trigger_timestamp ?? options.at)
           const times = dialTimes({
             window,

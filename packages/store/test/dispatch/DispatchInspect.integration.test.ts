@@ -85,8 +85,11 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
         org: 1,
         concurrency_limit: 4,
         reserved_concurrency: 1,
+        max_concurrency: null,
         free_slots: 2
       })
+      assert.isFalse(status.paused)
+      assert.deepStrictEqual(status.skipped_by_reason, { do_not_call: 0, suppressed: 0 })
       assert.isFalse(status.window_open_now)
       assert.strictEqual(status.next_opening_iso, "2026-05-04T08:00:00.000Z")
       assert.strictEqual(status.next_closing_iso, "2026-05-04T16:00:00.000Z")
@@ -112,5 +115,43 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
 
       const missing = yield* Effect.exit(inspect.status("org_i", "batch_call_nope", now))
       assert.isTrue(Exit.isFailure(missing))
+    }))
+
+  // issue 31 item 8: batch-status shows a paused batch, its max_concurrency and its suppressed tasks
+  it.effect("shows paused, max_concurrency within the free slots, and skipped tasks by reason", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES ('org_j', 'j', 10, 0)`
+      yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES ('org_j', '+14155550100', 0)`
+      const batch = yield* (yield* BatchCallsRepo).create(
+        "org_j",
+        "key",
+        Schema.decodeUnknownSync(CreateBatchCallRequest)({
+          from_number: "+14155550100",
+          max_concurrency: 3,
+          tasks: Array.from({ length: 6 }, (_, i) => ({ to_number: `+1212555000${i}` }))
+        }),
+        { maxTasks: 100 }
+      ).pipe(Effect.orDie)
+      const id = batch.batch_call_id
+      yield* sql`
+        UPDATE batch_call_tasks SET state = 'dialling', lease_owner = 'w', lease_expires_at = 1
+        WHERE batch_call_id = ${id} AND task_index = 0`
+      yield* sql`
+        UPDATE batch_call_tasks SET state = 'skipped', state_reason = CASE task_index
+          WHEN 1 THEN 'suppressed (national_dnc)' WHEN 2 THEN 'suppressed (opt_out)' ELSE 'do_not_call' END
+        WHERE batch_call_id = ${id} AND task_index IN (1, 2, 3)`
+      const inspect = yield* DispatchInspect
+      const running = yield* inspect.status("org_j", id, 0)
+      assert.isFalse(running.paused)
+      assert.deepStrictEqual(running.skipped_by_reason, { do_not_call: 1, suppressed: 2 })
+      // the org has 9 free lines, the batch's cap leaves it 3 - 1
+      assert.strictEqual(running.in_flight.max_concurrency, 3)
+      assert.strictEqual(running.in_flight.free_slots, 2)
+      yield* sql`UPDATE batch_calls SET status = 'paused', paused_from = 'in_progress' WHERE batch_call_id = ${id}`
+      const paused = yield* inspect.status("org_j", id, 0)
+      assert.strictEqual(paused.status, "paused")
+      assert.isTrue(paused.paused)
+      assert.strictEqual(paused.in_flight.free_slots, 0)
     }))
 })
