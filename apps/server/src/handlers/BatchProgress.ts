@@ -41,19 +41,29 @@ export const layer = HttpApiBuilder.group(
         Effect.gen(function*() {
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
-          return yield* repo.pause(orgId, params.batch_call_id, now).pipe(
+          const progress = yield* repo.pause(orgId, params.batch_call_id, now).pipe(
             Effect.catchTag("BatchCallNotFound", missing),
             Effect.catchTag("BatchCallNotRunning", finished)
           )
+          // operators follow campaign control in the logs (issue 31 item 8); the route's request counter counts them
+          yield* Effect.logInfo("batch call paused").pipe(
+            Effect.annotateLogs({ org_id: orgId, batch_call_id: params.batch_call_id, status: progress.status })
+          )
+          return progress
         }))
       .handle("resumeBatchCall", ({ params }) =>
         Effect.gen(function*() {
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
-          return yield* repo.resume(orgId, params.batch_call_id, now).pipe(
+          const progress = yield* repo.resume(orgId, params.batch_call_id, now).pipe(
             Effect.catchTag("BatchCallNotFound", missing),
             Effect.catchTag("BatchCallNotRunning", finished)
           )
+          // operators follow campaign control in the logs (issue 31 item 8); the route's request counter counts them
+          yield* Effect.logInfo("batch call resumed").pipe(
+            Effect.annotateLogs({ org_id: orgId, batch_call_id: params.batch_call_id, status: progress.status })
+          )
+          return progress
         }))
   })
 )
