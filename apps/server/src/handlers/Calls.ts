@@ -11,7 +11,7 @@ import * as Pagination from "@svc/domain/Pagination.ts"
 import { CallsApiRepo } from "@svc/store/calls/CallsApiRepo.ts"
 import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
-import { Effect, Result, Schema } from "effect"
+import { Clock, Effect, Result, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 
@@ -65,11 +65,21 @@ export const layer = HttpApiBuilder.group(
       .handle(
         "updateCall",
         ({ params, payload }) =>
-          Effect.flatMap(CurrentOrg, ({ orgId }) =>
-            repo.update(orgId, params.call_id, payload).pipe(
+          Effect.gen(function*() {
+            const { orgId } = yield* CurrentOrg
+            const now = yield* Clock.currentTimeMillis
+            return yield* repo.update(orgId, params.call_id, payload, now).pipe(
               Effect.map(asCall),
               Effect.catchTags({
                 CallNotFound: () => Effect.fail(missing(params.call_id)),
+                // decision 0552: the suppression list holds E.164 numbers only; nothing was written
+                OptOutNotE164: (error) =>
+                  Effect.fail(
+                    badRequest(
+                      `opt_out: call_id ${params.call_id} was placed to ${JSON.stringify(error.to_number)}, not an ` +
+                        "E.164 number, and the suppression list holds E.164 numbers only; nothing was changed"
+                    )
+                  ),
                 // spec deprecation schedule row 8: update-call became ended-calls-only on 2026-08-31
                 CallInFlight: () =>
                   Effect.fail(
@@ -80,7 +90,8 @@ export const layer = HttpApiBuilder.group(
                     )
                   )
               })
-            ))
+            )
+          })
       )
       .handle(
         "deleteCall",

@@ -36,7 +36,11 @@ export class CallsGroup extends HttpApiGroup.make("calls")
       payload: UpdateCallBody,
       success: Call,
       error: [BadRequest, Unauthorized, NotFound, TooManyRequests, InternalServerError]
-    }).annotate(OpenApi.Description, "Replace a call's metadata (at most 50 kB as JSON)"),
+    }).annotate(
+      OpenApi.Description,
+      "Replace a call's metadata (at most 50 kB as JSON). svc extension: opt_out true records that the callee opted " +
+        "out and puts the call's number on the org's suppression list, in one transaction (accepted during the call)"
+    ),
     HttpApiEndpoint.delete("deleteCall", "/v2/delete-call/:call_id", {
       params: callId,
       success: HttpApiSchema.NoContent,

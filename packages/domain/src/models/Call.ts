@@ -119,7 +119,14 @@ export const Call = Schema.Struct({
   end_timestamp: Schema.optionalKey(Schema.Finite),
   duration_ms: Schema.optionalKey(Schema.Finite),
   disconnection_reason: Schema.optionalKey(Schema.String),
-  call_analysis: Schema.optionalKey(CallAnalysis)
+  call_analysis: Schema.optionalKey(CallAnalysis),
+  // decision 0552: present only when the callee opted out on this call (absent, as the vendor's calls never have it)
+  opt_out: Schema.optionalKey(
+    Schema.Literal(true).annotate({
+      description: "svc extension: the callee opted out of further calls on this call (set with update-call's " +
+        "opt_out); absent otherwise."
+    })
+  )
 }).annotate({ identifier: "Call", description: "A phone call (get-call shape)." })
 /** @category models */
 export type Call = typeof Call.Type
@@ -135,7 +142,8 @@ export const maxMetadataBytes = 50_000
  * `PATCH /v2/update-call/{call_id}`: `metadata` replaces the call's metadata (any JSON, at most 50 kB as UTF-8
  * JSON). The vendor's `data_storage_setting` and `custom_attributes` are refused with a 400 naming the field
  * (decision 0512: svc stores no transcripts or recordings, and defines no custom attributes, so accepting them
- * would store nothing the caller asked for).
+ * would store nothing the caller asked for). `opt_out` (svc extension, decision 0552) records an opt-out the callee
+ * voiced and suppresses the call's number.
  *
  * @category models
  */
@@ -160,7 +168,14 @@ export const UpdateCallBody = Schema.Struct({
   override_dynamic_variables: refused(
     "deprecated on 2026-08-31 (update-call is for ended calls only; " +
       "use PATCH /v2/update-live-call/{call_id} for ongoing calls)"
-  )
+  ),
+  // decision 0552 (svc extension): the agent runtime reports an opt-out, during the call or after it
+  opt_out: Schema.optionalKey(Schema.Boolean.annotate({
+    description: "svc extension: true when the callee asked not to be called again. Sets the call's opt_out and " +
+      "puts its to_number on the org's suppression list (source opt_out) in one transaction, so no later task to " +
+      "that number is dialled; accepted while the call is in progress too. false clears the call's field only: it " +
+      "never removes a suppression (DELETE /delete-suppression/{phone_number} does)."
+  }))
 }).annotate({ identifier: "UpdateCallBody" })
 /** @category models */
 export type UpdateCallBody = typeof UpdateCallBody.Type

@@ -183,6 +183,8 @@ export const encodedCall = (value: unknown): Json | undefined => {
     if (analysis === undefined) return undefined
     out["call_analysis"] = analysis
   }
+  // decision 0552: only ever true (call_json leaves it out otherwise)
+  if (!copy(value, out, "opt_out", (v) => v === true)) return undefined
   return out
 }
 

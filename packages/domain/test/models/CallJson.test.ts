@@ -202,7 +202,8 @@ describe("listCallsJson", () => {
         user_sentiment: "Unknown",
         call_successful: true,
         custom_analysis_data: {}
-      }
+      },
+      opt_out: true
     }))
     assert.deepStrictEqual(Object.keys(full!), Object.keys(Call.fields))
     assert.deepStrictEqual(Object.keys(full!["call_analysis"] as object), Object.keys(CallAnalysis.fields))

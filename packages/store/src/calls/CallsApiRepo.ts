@@ -8,10 +8,12 @@
  * predicate on a column or a JSON member; which of them an index serves is decision 0511.
  */
 import type { CallFilterCriteria, KeyedFilter, ListCallsRequest } from "@svc/domain/models/Call.ts"
+import { E164 } from "@svc/domain/models/E164.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
-import { Context, Effect, Layer, Result, Schema } from "effect"
+import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { CursorKeys } from "../db/CursorKeys.ts"
+import { insertSuppression } from "../suppressions/index.ts"
 
 /** @category errors */
 export class CallNotFound extends Schema.TaggedError<CallNotFound>()("CallNotFound", { call_id: Schema.String }) {}
@@ -24,6 +26,18 @@ export class CallsPaginationKeyInvalid
 /** @category errors */
 export class CallInFlight extends Schema.TaggedError<CallInFlight>()("CallInFlight", { call_id: Schema.String }) {}
 
+/**
+ * `opt_out: true` on a call whose `to_number` is not E.164 (a task created with `ignore_e164_validation`): the
+ * suppression list holds E.164 numbers only (decision 0550), so the opt-out cannot be recorded; nothing is written
+ * (decision 0552).
+ *
+ * @category errors
+ */
+export class OptOutNotE164 extends Schema.TaggedError<OptOutNotE164>()("OptOutNotE164", {
+  call_id: Schema.String,
+  to_number: Schema.String
+}) {}
+
 /** @category models */
 export interface CallsPage {
   readonly has_more: boolean
@@ -31,6 +45,8 @@ export interface CallsPage {
   readonly pagination_key?: string
   readonly total?: number
 }
+
+const asE164 = Schema.decodeUnknownOption(E164)
 
 /** Accumulates bind parameters and hands out their placeholders. */
 class Params {
@@ -224,13 +240,16 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
   readonly list: (orgId: string, request: ListCallsRequest) => Effect.Effect<CallsPage, CallsPaginationKeyInvalid>
   /**
    * Replaces the call's metadata (when given); returns the call. A call still registered or ongoing is refused:
-   * since 2026-08-31 update-call is for ended calls only (spec deprecation schedule, row 8).
+   * since 2026-08-31 update-call is for ended calls only (spec deprecation schedule, row 8). `opt_out` (decision
+   * 0552) sets the call's field and, when true, puts its `to_number` on the org's suppression list (source `opt_out`,
+   * created at `now`) in the same transaction; a body of `opt_out` alone is taken at any status.
    */
   readonly update: (
     orgId: string,
     callId: string,
-    body: { readonly metadata?: unknown }
-  ) => Effect.Effect<Record<string, unknown>, CallNotFound | CallInFlight>
+    body: { readonly metadata?: unknown; readonly opt_out?: boolean },
+    now: number
+  ) => Effect.Effect<Record<string, unknown>, CallNotFound | CallInFlight | OptOutNotE164>
   /** Deletes a finished call; a call still registered or ongoing is refused (its dial would write it back). */
   readonly remove: (orgId: string, callId: string) => Effect.Effect<void, CallNotFound | CallInFlight>
   /** The calls to `phoneNumber`, newest first, as contact conversation items, keyset-paged. */
@@ -309,7 +328,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
 
       // one statement: the status check and the write see the same row version, so a call that ends meanwhile is
       // either still in progress here (refused) or ended (updated), never updated while in progress
-      const update = (orgId: string, callId: string, body: { readonly metadata?: unknown }) =>
+      const updateMetadata = (orgId: string, callId: string, body: { readonly metadata?: unknown }) =>
         sql<{ call: Record<string, unknown> | null; status: string }>`
           WITH found AS (
             SELECT call_status FROM calls WHERE org_id = ${orgId} AND call_id = ${callId}
@@ -334,6 +353,55 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
           ),
           Effect.withSpan("CallsApiRepo.update")
         )
+
+      // Decision 0552: the call's field and the suppression commit together or not at all. The row is locked first,
+      // so the status and number judged here are the ones the update writes to (a concurrent finish waits). Only the
+      // vendor's members are bound by the ended-calls rule: an opt-out is heard while the call is in progress, and
+      // the agent runtime reporting it then must not lose it
+      const updateOptOut = (
+        orgId: string,
+        callId: string,
+        body: { readonly metadata?: unknown },
+        optOut: boolean,
+        now: number
+      ) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const [found] = yield* sql<{ call_status: string; to_number: string }>`
+            SELECT call_status, to_number FROM calls WHERE org_id = ${orgId} AND call_id = ${callId} FOR UPDATE`
+          if (found === undefined) return yield* new CallNotFound({ call_id: callId })
+          const inProgress = found.call_status === "registered" || found.call_status === "ongoing"
+          if (body.metadata !== undefined && inProgress) return yield* new CallInFlight({ call_id: callId })
+          const number = asE164(found.to_number)
+          if (optOut && Option.isNone(number)) {
+            return yield* new OptOutNotE164({ call_id: callId, to_number: found.to_number })
+          }
+          const metadata = body.metadata === undefined ? null : JSON.stringify(body.metadata)
+          const [row] = yield* sql<{ call: Record<string, unknown> }>`
+            UPDATE calls c SET opt_out = ${optOut},
+              metadata = CASE WHEN ${metadata !== null} THEN ${metadata}::jsonb ELSE c.metadata END
+            WHERE c.org_id = ${orgId} AND c.call_id = ${callId}
+            RETURNING call_json(c) AS call`
+          if (optOut && Option.isSome(number)) {
+            yield* insertSuppression(sql, {
+              orgId,
+              phoneNumber: number.value,
+              reason: `opted out during call ${callId}`,
+              source: "opt_out",
+              now
+            })
+          }
+          return row!.call
+        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("CallsApiRepo.update"))
+
+      const update = (
+        orgId: string,
+        callId: string,
+        body: { readonly metadata?: unknown; readonly opt_out?: boolean },
+        now: number
+      ) =>
+        body.opt_out === undefined
+          ? updateMetadata(orgId, callId, body)
+          : updateOptOut(orgId, callId, body, body.opt_out, now)
 
       const remove = (orgId: string, callId: string) =>
         sql<{ deleted: boolean; status: string }>`

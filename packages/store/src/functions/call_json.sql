@@ -4,7 +4,7 @@
 -- SQL NULL only, so a JSON null inside metadata stays). `call_analysis` exists once the call is over: the
 -- dialer's analysis data by name, the vendor's four named members lifted out when they have the vendor's type,
 -- the rest under `custom_analysis_data`. `batch_call_id` is an svc extension (the vendor filters by it but does
--- not return it).
+-- not return it), `opt_out` one too (migration 0032).
 CREATE OR REPLACE FUNCTION call_json(c calls) RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE
 RETURN json_object(
   'call_id': c.call_id,
@@ -33,5 +33,8 @@ RETURN json_object(
     'call_successful': CASE WHEN jsonb_typeof(c.analysis -> 'call_successful') = 'boolean'
       THEN c.analysis -> 'call_successful' END,
     'custom_analysis_data': c.analysis - ARRAY['call_summary', 'in_voicemail', 'user_sentiment', 'call_successful']
-    ABSENT ON NULL RETURNING jsonb) END
+    ABSENT ON NULL RETURNING jsonb) END,
+  -- decision 0552 (svc extension): present only when the callee opted out on this call, so the object of every
+  -- other call is what it was
+  'opt_out': CASE WHEN c.opt_out THEN true END
   ABSENT ON NULL RETURNING jsonb)
