@@ -1,18 +1,30 @@
 /**
  * One fiber per claimed task's call, for the call's whole life (a real call lasts minutes). Each dial starts only
  * while its lease has time left (Lease.mayStartDial), carries its attempt's request, and reports its end to the
- * recorder: a call that ended, a dial the carrier refused, or a dial that ended in doubt (Outcome).
+ * recorder: a call that ended, a dial the carrier refused, or a dial that ended in doubt (Outcome). An org's pre-dial
+ * check (decision 0553) runs between the claim and the dial; only its allow starts the dial.
  */
 import * as Lease from "@svc/domain/dispatch/Lease.ts"
 import * as Outcome from "@svc/domain/dispatch/Outcome.ts"
 import { Dialer, type DialerError } from "@svc/domain/ports/Dialer.ts"
 import type { ClaimedTask } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Cause, Effect, FiberSet, Option } from "effect"
+import type { Gate } from "../predial/PredialCheck.ts"
 import * as SchedulerMetrics from "../runtime/SchedulerMetrics.ts"
-import type { InFlight } from "./InFlight.ts"
+import type { HeldTask, InFlight } from "./InFlight.ts"
 import { finished, type Recorder } from "./Recorder.ts"
 
-export const make = (inFlight: InFlight, recorder: Recorder) =>
+/**
+ * The pre-dial check of the worker's dials (decision 0553) and the loop's wake-up, for the slots a check frees.
+ *
+ * @category models
+ */
+export interface Predial {
+  readonly gate: Gate
+  readonly wake: Effect.Effect<void>
+}
+
+export const make = (inFlight: InFlight, recorder: Recorder, predial?: Predial) =>
   Effect.gen(function*() {
     const dialer = yield* Dialer
     const dials = yield* FiberSet.make<void, never>()
@@ -45,15 +57,32 @@ export const make = (inFlight: InFlight, recorder: Recorder) =>
         if (entry === undefined) return Effect.void
         // the claim is too old to act on (the worker stalled): the lease expires and a reconciler finds no call
         if (!Lease.mayStartDial(now, task.leaseExpiresAt)) return inFlight.forget([task.taskId])
-        entry.started = true
-        return SchedulerMetrics.observeLag(Math.max(0, now - task.dueAt) / 1000).pipe(
-          Effect.andThen(dialer.dial(task.request)),
-          Effect.matchCauseEffect({
-            onSuccess: (call) => recorder.report(finished(task, Outcome.finishOf(call), call)),
-            onFailure: (cause) => reportFailure(task, cause)
-          })
-        )
+        // the org's pre-dial check (decision 0553), if it has one: no effect at all for an org without
+        const check = predial?.gate(task, now)
+        if (check === undefined) return place(task, entry, now)
+        return Effect.flatMap(check, (allowed) =>
+          allowed
+            ? Effect.clockWith((after) => {
+              // the check took time: the lease must still leave room for the dial
+              const at = after.currentTimeMillisUnsafe()
+              if (!Lease.mayStartDial(at, task.leaseExpiresAt)) return inFlight.forget([task.taskId])
+              return place(task, entry, at)
+            })
+            // not allowed: the check undid the attempt (or left it to its lease); its slot is free
+            : Effect.andThen(inFlight.forget([task.taskId]), predial!.wake))
       })
+
+    /** Starts the dial of a held task (its call may exist from here on). */
+    const place = (task: ClaimedTask, entry: HeldTask, now: number): Effect.Effect<void> => {
+      entry.started = true
+      return SchedulerMetrics.observeLag(Math.max(0, now - task.dueAt) / 1000).pipe(
+        Effect.andThen(dialer.dial(task.request)),
+        Effect.matchCauseEffect({
+          onSuccess: (call) => recorder.report(finished(task, Outcome.finishOf(call), call)),
+          onFailure: (cause) => reportFailure(task, cause)
+        })
+      )
+    }
 
     /** Holds `tasks` and starts their dials. */
     const start = (tasks: ReadonlyArray<ClaimedTask>) =>

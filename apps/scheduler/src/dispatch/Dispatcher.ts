@@ -40,6 +40,7 @@ import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import * as DispatchWakeups from "@svc/store/dispatch/DispatchWakeups.ts"
 import { Clock, Context, Effect, FiberSet, Layer, Option, Queue } from "effect"
+import { PredialCheck } from "../predial/PredialCheck.ts"
 import { DatabaseHealth } from "../runtime/DatabaseHealth.ts"
 import type { SchedulerSettings } from "../runtime/SchedulerConfig.ts"
 import * as SchedulerMetrics from "../runtime/SchedulerMetrics.ts"
@@ -137,7 +138,15 @@ export class Dispatcher extends Context.Service<Dispatcher, {
       const inFlight = yield* InFlight.make
       const held = inFlight.held
       const recorder = yield* Recorder.make(owner, inFlight, wake)
-      const dials = yield* Dials.make(inFlight, recorder)
+      // the pre-dial check (decision 0553) where the worker provides it (Scheduler.layerWith does)
+      const predial = yield* Effect.serviceOption(PredialCheck)
+      const dials = yield* Dials.make(
+        inFlight,
+        recorder,
+        Option.isSome(predial)
+          ? { gate: predial.value.gate({ owner, leaseMs: settings.leaseMs }), wake }
+          : undefined
+      )
       const legality = yield* LegalityCache.make
       const claimer = yield* Claimer.make(settings, legality, dials)
 

@@ -14,6 +14,7 @@ import { SchedulerCronRepo } from "@svc/store/backfill/SchedulerCronRepo.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
+import { PredialRepo } from "@svc/store/predial/PredialRepo.ts"
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { type Config, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -30,6 +31,7 @@ import * as BackfillCron from "../jobs/BackfillCron.ts"
 import { BackfillRunner } from "../jobs/BackfillRunner.ts"
 import * as ContactFeed from "../jobs/ContactFeed.ts"
 import * as IdempotencySweep from "../jobs/IdempotencySweep.ts"
+import { PredialCheck } from "../predial/PredialCheck.ts"
 import * as WebhookConfig from "../webhooks/WebhookConfig.ts"
 import * as WebhookHousekeeping from "../webhooks/WebhookHousekeeping.ts"
 import * as WebhookMetrics from "../webhooks/WebhookMetrics.ts"
@@ -45,7 +47,8 @@ const Repos = Layer.mergeAll(
   CallsRepo.layer,
   BackfillRunnerRepo.layer,
   SchedulerCronRepo.layer,
-  WebhooksRepo.layer
+  WebhooksRepo.layer,
+  PredialRepo.layer
 )
 
 /**
@@ -57,7 +60,10 @@ export const layerWith = (
   settings: SchedulerConfig.SchedulerSettings,
   webhooks: WebhookConfig.WebhookSettings = WebhookConfig.defaults()
 ): Layer.Layer<Dispatcher | BackfillRunner, Error, SqlClient.SqlClient | Dialer> => {
-  const workers = Layer.mergeAll(Dispatcher.layer(settings), BackfillRunner.layer(settings))
+  const workers = Layer.mergeAll(Dispatcher.layer(settings), BackfillRunner.layer(settings)).pipe(
+    // the pre-dial check of the dials (decision 0553), under the call webhooks' address rule
+    Layer.provide(PredialCheck.layer({ allowPrivate: webhooks.allowPrivate }))
+  )
   const jobs = Layer.effectDiscard(
     Effect.gen(function*() {
       yield* Effect.forkScoped(ContactFeed.loop)

@@ -65,6 +65,22 @@ export const cronTicks = Metric.counter("svc_scheduler_cron_ticks_total", {
   incremental: true
 })
 
+/** @category models */
+export const predialLatency = Metric.histogram("svc_scheduler_predial_seconds", {
+  description: "Pre-dial checks sent to an org's receiver (decision 0553): from the request to its answer or timeout",
+  boundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+})
+
+/** @category models */
+export const predialChecks = Metric.counter("svc_scheduler_predial_checks_total", {
+  description:
+    "Pre-dial checks by result: allowed (dialled), refused (task skipped), unavailable (task waits; fails closed)",
+  incremental: true
+})
+
+/** Records one pre-dial check's latency, in seconds. */
+export const observePredial = (seconds: number) => Metric.update(predialLatency, seconds)
+
 /** Records one dial's lag, in seconds. */
 export const observeLag = (seconds: number) => Metric.update(dispatchLag, seconds)
 
@@ -104,6 +120,7 @@ export const registerAll: Effect.Effect<void> = Effect.gen(function*() {
     [outcomes, "outcome", [...DialOutcome.literals, "rejected"]],
     [skipped, "reason", ["do_not_call"]],
     [reconciled, "result", ["ended", "ongoing", "not_placed"]],
+    [predialChecks, "result", ["allowed", "refused", "unavailable"]],
     [backfillCalls, "result", ["succeeded", "failed"]],
     [cronTicks, "job", ["backfill-sync"]]
   ]

@@ -40,6 +40,8 @@ export interface SendResult {
   readonly error: string | undefined
   /** No retry can help: the address is refused. */
   readonly refused: boolean
+  /** The response's body as read (at most `RESPONSE_CAP` bytes), when a response arrived: the pre-dial check's answer. */
+  readonly body?: string
 }
 
 /** @category models */
@@ -139,11 +141,13 @@ export const make = (options: { readonly allowPrivate: boolean; readonly maxSock
           const chunks: Array<Buffer> = []
           let size = 0
           const done = () => {
-            const text = Buffer.concat(chunks).subarray(0, 512).toString("utf8")
+            const all = Buffer.concat(chunks)
+            const text = all.subarray(0, 512).toString("utf8")
             finish({
               status,
               error: status >= 200 && status < 300 ? undefined : (text === "" ? `HTTP ${status}` : text),
-              refused: false
+              refused: false,
+              body: all.toString("utf8")
             })
           }
           res.on("data", (chunk: Buffer) => {
