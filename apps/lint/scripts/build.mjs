@@ -6,7 +6,7 @@
 //    naming the Node version that built it (a snapshot runs only on that exact version). Built when
 //    this Node can build snapshots; when it cannot, the build says why and the bin uses the bundle.
 // 3. dist/svc-test.mjs: one ESM bundle of src/svcTest/main.ts, the `svc-test` bin's fast form (decision 0705: it
-//    starts ~3x faster than the sources; a snapshot was not built, see there).
+//    starts 4-5x faster than the sources; a snapshot was not built, see there).
 import * as esbuild from "esbuild"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
