@@ -381,6 +381,46 @@ const batchListRoutes: ReadonlyArray<Route> = [
 ]
 const BATCH_LIST_REQUESTS = 200
 
+// the suppression list (issue 31 item 5, decision 0550), in a loop of its own for the same reason
+const suppressionRoutes: ReadonlyArray<Route> = [
+  {
+    method: "POST",
+    contract: "/create-suppression",
+    statuses: [200, 201, 400, 429],
+    request: (r) => ({
+      path: "/create-suppression",
+      raw: r.pick([
+        () => value(r),
+        () =>
+          `{"phone_number":"+1415555${String(r.int(10_000)).padStart(4, "0")}","reason":${
+            r.pick(["null", "\"asked\"", "\"\"", value(r)])
+          }}`,
+        () => `{"phone_number":"+14155550199","source":${value(r)}}`
+      ])()
+    })
+  },
+  {
+    method: "POST",
+    contract: "/list-suppressions",
+    statuses: [200, 400, 429],
+    request: (r) => ({
+      path: "/list-suppressions",
+      raw: r.pick([() => value(r), () => `{"limit":${r.pick(NUMBERS)}}`, () => `{"search":${value(r)}}`])()
+    })
+  },
+  {
+    method: "DELETE",
+    contract: "/delete-suppression/:phone_number",
+    statuses: [204, 400, 404, 429],
+    request: (r) => ({
+      path: `/delete-suppression/${
+        encodeURIComponent(r.pick(["+14155550199", "+1415555", "4155550199", value(r).slice(0, 40).toWellFormed()]))
+      }`
+    })
+  }
+]
+const SUPPRESSION_REQUESTS = 200
+
 /** A GET's target: its path with ids, and a query of nested-looking names and values (none of them declared). */
 const getPath = (r: Random, contract: string): string => {
   const path = contract
@@ -403,7 +443,9 @@ const expectOk = async (method: string, path: string, body?: unknown) => {
 
 describe("nested, wide and mixed JSON on every route", () => {
   it(`never answers 5xx, and what a write accepts every read endpoint answers (seed ${SEED})`, async () => {
-    const covered = new Set([...routes, ...batchListRoutes].map((route) => `${route.method} ${route.contract}`))
+    const covered = new Set(
+      [...routes, ...batchListRoutes, ...suppressionRoutes].map((route) => `${route.method} ${route.contract}`)
+    )
     HttpApi.reflect(Api, {
       onGroup: () => {},
       onEndpoint: ({ endpoint }) => {
@@ -499,7 +541,30 @@ describe("nested, wide and mixed JSON on every route", () => {
         assert.deepStrictEqual(Object.keys(response.json as object).sort(), ["message", "status"], context)
       }
     }
+    const suppressions = prng(SEED + 2)
+    let suppressed = 0
+    for (let n = 0; n < SUPPRESSION_REQUESTS; n++) {
+      const route = suppressions.pick(suppressionRoutes)
+      const made = route.request(suppressions, n)
+      const response = await server.request(route.method, made.path, made.raw === undefined ? {} : { raw: made.raw })
+      const context = `seed ${SEED + 2} #${n} ${route.method} ${made.path} ${
+        (made.raw ?? "").slice(0, 160)
+      } -> ${response.status} ${response.text.slice(0, 300)}`
+      assert.include(route.statuses, response.status, context)
+      if (response.status >= 400) {
+        assert.deepStrictEqual(Object.keys(response.json as object).sort(), ["message", "status"], context)
+      }
+      if (response.status === 201) {
+        // what create-suppression accepted, list-suppressions answers
+        const number = (response.json as { phone_number: string }).phone_number
+        const listed = await expectOk("POST", "/list-suppressions", { search: number })
+        assert.deepStrictEqual((listed["items"] as Array<unknown>)[0], response.json, context)
+        suppressed++
+      }
+    }
     // whatever was accepted, the org's lists still answer
+    await expectOk("POST", "/list-suppressions", { limit: 1000 })
+    assert.isAbove(suppressed, 10, `suppressions created and read back: ${suppressed}`)
     await expectOk("POST", "/v3/list-calls", { limit: 1000, include_total: true })
     await expectOk("POST", "/list-contacts", { limit: 1000 })
     // the generator reached every side: refusals by each rule, and writes accepted and read back
