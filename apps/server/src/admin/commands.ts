@@ -1,6 +1,7 @@
 /**
  * The admin subcommands: create-org, create-api-key, add-phone-number, add-agent, import; the batch
- * (batchCommands.ts), webhook (webhookCommands.ts) and calling-policy (policyCommands.ts) ones.
+ * (batchCommands.ts), webhook (webhookCommands.ts), pre-dial (predialCommands.ts) and calling-policy (policyCommands.ts)
+ * ones.
  * Each prints one JSON document on stdout.
  */
 import { isE164 } from "@svc/domain/models/E164.ts"
@@ -14,6 +15,7 @@ import type { SqlClient } from "effect/sql"
 import { batchCommands } from "./batchCommands.ts"
 import * as Import from "./Import.ts"
 import { policyCommands } from "./policyCommands.ts"
+import { predialCommands } from "./predialCommands.ts"
 import * as Progress from "./Progress.ts"
 import { webhookCommands } from "./webhookCommands.ts"
 
@@ -178,5 +180,6 @@ export const commands = [
   seed,
   ...batchCommands,
   ...webhookCommands,
+  ...predialCommands,
   ...policyCommands
 ] as const
