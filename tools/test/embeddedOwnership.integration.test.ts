@@ -26,7 +26,7 @@ describe("one embedded cluster, many processes", () => {
         assert.strictEqual(key.code, 0, key.output)
       }
       // No grace period to wait out: a command that wrongly stopped the database would have done it before it
-      // exited (the stop waits until the postmaster is gone: EmbeddedPostgres.stopCluster)
+      // exited (the stop waits until the postmaster is gone: embedded/Postmaster.stopCluster)
       const pg = postmasterOf(EmbeddedPostgres.layout(dataDir).pgdata)
       assert.isDefined(pg, "the database still runs after every admin command exited")
       assert.strictEqual((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200)

@@ -8,7 +8,7 @@
  * As root, PostgreSQL runs as the system user `svc-postgres` (it refuses root), so the directory is made reachable
  * by it (0755, as the other integration tests do) and the cluster is owned by it.
  */
-import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
+import { binaries } from "@svc/store/db/embedded/Binaries.ts"
 import { Effect, Redacted, type Scope } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -102,7 +102,7 @@ export const start: Effect.Effect<ScratchPostgres, never, Scope.Scope> = Effect.
   Effect.promise(async () => {
     const as = identity()
     // where svc-postgres can run them (a checkout under a 0700 home cannot be entered): the product's own rule
-    const bin = EmbeddedPostgres.binaries(as)
+    const bin = binaries(as)
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-scratch-pg-"))
     fs.chmodSync(dir, 0o755)
     const pgdata = path.join(dir, "pg")
