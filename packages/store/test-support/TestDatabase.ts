@@ -2,16 +2,24 @@
  * An isolated database per test file (or per `layer(...)` block): a clone of the migrated template
  * that the global setup prepared, dropped when the layer's scope closes. Integration tests talk to
  * a real PostgreSQL over a real connection; nothing stands in for it.
+ *
+ * In the pooler run (`SVC_TEST_VIA_POOLER=1`, decision 0440) the global setup put a PgBouncer in transaction mode in
+ * front of the server (`SVC_TEST_POOLER_URL`), and `layer` reaches its database through it as a process configured
+ * with `DATABASE_POOL_MODE=transaction` would: unnamed statements, and no LISTEN (wake-ups poll) unless
+ * `SVC_TEST_POOLER_DIRECT=1` gives it the server's own URL as `DATABASE_DIRECT_URL`.
  */
 import type { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Redacted } from "effect"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as Database from "../src/db/Database.ts"
 import * as DatabaseAdmin from "../src/db/DatabaseAdmin.ts"
+import type { DatabaseNotifications } from "../src/db/DatabaseNotifications.ts"
 
 const settings = Config.all({
   adminUrl: Config.String("SVC_TEST_ADMIN_URL"),
-  template: Config.String("SVC_TEST_TEMPLATE")
+  template: Config.String("SVC_TEST_TEMPLATE"),
+  poolerUrl: Config.option(Config.String("SVC_TEST_POOLER_URL")),
+  poolerDirect: Config.withDefault(Config.Boolean("SVC_TEST_POOLER_DIRECT"), false)
 })
 
 let counter = 0
@@ -27,16 +35,26 @@ export const urlFor = (url: Redacted.Redacted<string>, database: string) => {
 }
 
 /** @category layers */
-export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, Database.DatabaseError | Config.ConfigError> =
-  Layer.unwrap(
-    Effect.gen(function*() {
-      const { adminUrl, template } = yield* settings
-      const admin = Redacted.make(adminUrl)
-      const name = `svc_test_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`
-      yield* Effect.acquireRelease(
-        DatabaseAdmin.ensureDatabase(admin, name, template).pipe(Effect.orDie),
-        () => DatabaseAdmin.dropDatabase(admin, name).pipe(Effect.ignore)
-      )
-      return Database.layerFromUrl(urlFor(admin, name), { migrate: false, maxConnections: 4 })
-    })
-  )
+export const layer: Layer.Layer<
+  PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications,
+  Database.DatabaseError | Config.ConfigError
+> = Layer.unwrap(
+  Effect.gen(function*() {
+    const { adminUrl, poolerDirect, poolerUrl, template } = yield* settings
+    const admin = Redacted.make(adminUrl)
+    const name = `svc_test_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`
+    yield* Effect.acquireRelease(
+      DatabaseAdmin.ensureDatabase(admin, name, template).pipe(Effect.orDie),
+      () => DatabaseAdmin.dropDatabase(admin, name).pipe(Effect.ignore)
+    )
+    if (Option.isSome(poolerUrl)) {
+      return Database.layerFromUrl(urlFor(Redacted.make(poolerUrl.value), name), {
+        migrate: false,
+        maxConnections: 4,
+        poolMode: "transaction",
+        directUrl: poolerDirect ? Option.some(urlFor(admin, name)) : Option.none()
+      })
+    }
+    return Database.layerFromUrl(urlFor(admin, name), { migrate: false, maxConnections: 4 })
+  })
+)

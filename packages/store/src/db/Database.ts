@@ -2,10 +2,18 @@
  * The application's PostgreSQL: `DATABASE_URL` when set, otherwise the embedded server under
  * `SVC_DATA_DIR` (default `.svc`). Migrations run before the layer is ready, and a database that
  * cannot be reached fails the layer with one clear sentence instead of a stack trace.
+ *
+ * Behind a transaction-mode pooler (`DATABASE_POOL_MODE=transaction`, decision 0440) the pool sends every statement
+ * unnamed (PgBouncer before 1.21 keeps no named prepared statement between transactions), and LISTEN and migrations
+ * use `DATABASE_DIRECT_URL` when it is set; without it nothing listens and wake-ups poll (DatabaseNotifications).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Config, Context, Deferred, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
+import type * as Migrator from "effect/sql/Migrator"
+import type * as SqlError from "effect/sql/SqlError"
+import { DatabaseNotifications } from "./DatabaseNotifications.ts"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
 import * as Migrations from "./Migrations.ts"
 import * as SqlErrorMessage from "./SqlErrorMessage.ts"
@@ -19,19 +27,58 @@ export class DatabaseError extends Schema.TaggedError<DatabaseError>()("Database
   message: Schema.String
 }) {}
 
+/**
+ * What `DATABASE_URL` reaches: PostgreSQL itself or a session-mode pooler (`session`), or a transaction-mode pooler
+ * (`transaction`: PgBouncer `pool_mode = transaction`, Supavisor, RDS Proxy). Said by the operator, not detected
+ * (decision 0440).
+ *
+ * @category models
+ */
+export type PoolMode = "session" | "transaction"
+
 /** @category models */
 export interface DatabaseOptions {
   readonly url: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
   readonly maxConnections: number
+  readonly poolMode: PoolMode
+  /** A session connection to the same database beside a pooled `url`: LISTEN and migrations go through it. */
+  readonly directUrl: Option.Option<Redacted.Redacted<string>>
 }
 
 /** @category models */
 export const config: Config.Config<DatabaseOptions> = Config.all({
   url: Config.option(Config.Redacted("DATABASE_URL")),
   dataDir: Config.withDefault(Config.String("SVC_DATA_DIR"), ".svc"),
-  maxConnections: Config.withDefault(Config.Int("SVC_DB_MAX_CONNECTIONS"), 10)
+  maxConnections: Config.withDefault(Config.Int("SVC_DB_MAX_CONNECTIONS"), 10),
+  poolMode: Config.withDefault(
+    Config.Literals(["session", "transaction"], "DATABASE_POOL_MODE"),
+    "session" as const
+  ),
+  directUrl: Config.option(Config.Redacted("DATABASE_DIRECT_URL"))
 })
+
+/**
+ * How many connections the direct URL's LISTEN pool may hold: one per channel a process listens on (the scheduler's
+ * batch wake-ups and its Twilio call records).
+ *
+ * @category models
+ */
+export const DIRECT_LISTEN_CONNECTIONS = 2
+
+/**
+ * Options of `layerFromUrl`.
+ *
+ * @category models
+ */
+export interface UrlOptions {
+  readonly maxConnections?: number
+  readonly migrate?: boolean
+  /** Default `session`. */
+  readonly poolMode?: PoolMode
+  /** Only read with `poolMode: "transaction"`: where LISTEN and migrations go. */
+  readonly directUrl?: Option.Option<Redacted.Redacted<string>>
+}
 
 /** `host:port/db` of a URL, for messages: never the password. */
 export const describeUrl = (url: Redacted.Redacted<string>) => {
@@ -44,44 +91,80 @@ export const describeUrl = (url: Redacted.Redacted<string>) => {
 }
 
 /**
- * A pool on `url` that has answered one query, with migrations applied.
+ * A pool on `url` that has answered one query, with migrations applied, and how this process receives
+ * notifications (DatabaseNotifications: the pool's LISTEN in session mode; behind a transaction pooler the direct
+ * URL's, or none).
  *
  * @category layers
  */
 export const layerFromUrl = (
   url: Redacted.Redacted<string>,
-  options: { readonly maxConnections?: number; readonly migrate?: boolean } = {}
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseError> => {
+  options: UrlOptions = {}
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications, DatabaseError> => {
   const where = describeUrl(url)
+  const pooled = options.poolMode === "transaction"
+  const direct = pooled ? options.directUrl ?? Option.none() : Option.none<Redacted.Redacted<string>>()
+  const unreachable = (at: string) => (error: SqlError.SqlError) =>
+    new DatabaseError({ message: `cannot reach the database at ${at}: ${SqlErrorMessage.describe(error)}` })
+  const migrationsFailed = (at: string) => (error: SqlError.SqlError | Migrator.MigrationError) =>
+    new DatabaseError({ message: `migrations failed on ${at}: ${SqlErrorMessage.describe(error)}` })
   const ready = Layer.effectDiscard(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql`SELECT 1`.pipe(
-        Effect.mapError((error) =>
-          new DatabaseError({ message: `cannot reach the database at ${where}: ${SqlErrorMessage.describe(error)}` })
-        ),
+        Effect.mapError(unreachable(where)),
         Effect.timeoutOrElse({
           duration: Duration.seconds(15),
           orElse: () => Effect.fail(new DatabaseError({ message: `database at ${where} did not answer within 15 s` }))
         })
       )
-      if (options.migrate !== false) {
-        yield* Migrations.run.pipe(
-          Effect.mapError((error) =>
-            new DatabaseError({ message: `migrations failed on ${where}: ${SqlErrorMessage.describe(error)}` })
-          )
-        )
+      if (options.migrate === false) return
+      if (Option.isNone(direct)) {
+        // Through a transaction pooler too: the run is one transaction under a transaction-level advisory lock.
+        return yield* Migrations.run.pipe(Effect.mapError(migrationsFailed(where)))
       }
+      const at = describeUrl(direct.value)
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          const session = yield* PgClient.makeClient({ url: direct.value, connectTimeout: Duration.seconds(10) }).pipe(
+            Effect.mapError(unreachable(at))
+          )
+          yield* Migrations.run.pipe(
+            Effect.provideService(SqlClient.SqlClient, session),
+            Effect.mapError(migrationsFailed(at))
+          )
+        }).pipe(Effect.provide(Reactivity.layer))
+      )
     })
   )
   const client = PgClient.layerFrom(
-    PgClient.make({ url, maxConnections: options.maxConnections ?? 10, connectTimeout: Duration.seconds(10) }).pipe(
-      Effect.mapError((error) =>
-        new DatabaseError({ message: `cannot reach the database at ${where}: ${SqlErrorMessage.describe(error)}` })
-      )
-    )
+    PgClient.make({
+      url,
+      maxConnections: options.maxConnections ?? 10,
+      connectTimeout: Duration.seconds(10),
+      // PgBouncer 1.18 in transaction mode: a named statement parsed on one server connection is unknown on the
+      // next (26000) or collides with another client's name (42P05); unnamed statements live one Sync (decision 0440).
+      prepare: !pooled
+    }).pipe(Effect.mapError(unreachable(where)))
   )
-  return Layer.provideMerge(ready, client)
+  const notifications = Layer.effect(
+    DatabaseNotifications,
+    Effect.gen(function*() {
+      if (!pooled) {
+        const pg = yield* PgClient.PgClient
+        return DatabaseNotifications.of({ listen: Option.some((channel) => pg.listen(channel)) })
+      }
+      if (Option.isNone(direct)) return DatabaseNotifications.of({ listen: Option.none() })
+      // Opened lazily (no connection until the first LISTEN), one per channel, each held while it listens.
+      const listening = yield* PgClient.make({
+        url: direct.value,
+        maxConnections: DIRECT_LISTEN_CONNECTIONS,
+        connectTimeout: Duration.seconds(10)
+      }).pipe(Effect.mapError(unreachable(describeUrl(direct.value))), Effect.provide(Reactivity.layer))
+      return DatabaseNotifications.of({ listen: Option.some((channel) => listening.listen(channel)) })
+    })
+  )
+  return Layer.provideMerge(Layer.merge(ready, notifications), client)
 }
 
 /**
@@ -110,7 +193,11 @@ const make = (supervise: boolean) =>
       )
       if (Option.isSome(options.url)) {
         return Layer.merge(
-          layerFromUrl(options.url.value, { maxConnections: options.maxConnections }),
+          layerFromUrl(options.url.value, {
+            maxConnections: options.maxConnections,
+            poolMode: options.poolMode,
+            directUrl: options.directUrl
+          }),
           Layer.succeed(DatabaseSupervision, DatabaseSupervision.of({ failed: Effect.never }))
         )
       }
@@ -143,7 +230,10 @@ const make = (supervise: boolean) =>
  *
  * @category layers
  */
-export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, DatabaseError> = make(false)
+export const layer: Layer.Layer<
+  PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications,
+  DatabaseError
+> = make(false)
 
 /**
  * `layer` for long-running processes (server, scheduler, `npm start`): an embedded server whose
@@ -152,6 +242,6 @@ export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, Databas
  * @category layers
  */
 export const layerSupervised: Layer.Layer<
-  PgClient.PgClient | SqlClient.SqlClient | DatabaseSupervision,
+  PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications | DatabaseSupervision,
   DatabaseError
 > = make(true)

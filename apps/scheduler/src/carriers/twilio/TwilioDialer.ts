@@ -17,7 +17,6 @@
  *   numbers since the request (SIDs of other keys excluded): one candidate is this key's call, none (once no create
  *   can still be in flight) frees the key and answers `None`; several, or Twilio unreachable, `DialerUnavailable`.
  */
-import { PgClient } from "@effect/sql-pg"
 import { isTerminal, rank } from "@svc/domain/carrier/TwilioCallStatus.ts"
 import { callEnd, createFailure, type TwilioEndStatus } from "@svc/domain/carrier/TwilioOutcome.ts"
 import { statusCallbackUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
@@ -30,6 +29,7 @@ import {
   type DialRequest
 } from "@svc/domain/ports/Dialer.ts"
 import { CHANNEL, type TwilioCallRecord, TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
+import * as DatabaseNotifications from "@svc/store/db/DatabaseNotifications.ts"
 import { Clock, Deferred, Effect, Layer, Option, Queue, Random } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { CarrierPacer } from "../pacing/CarrierPacer.ts"
@@ -135,14 +135,17 @@ const updateOf = (call: TwilioCall, record: TwilioCallRecord) => ({
 
 /**
  * Wakes the `dial`s waiting for a key when its record changes (one LISTEN per worker, not one per call). Without a
- * PostgreSQL client nothing is listened to and waits end at `pollMs`.
+ * PostgreSQL client nothing is listened to and waits end at `pollMs`; where the database layer says this process
+ * cannot LISTEN (a transaction pooler without a direct URL, decision 0440), they end at `POLL_FALLBACK_MS` at most.
  */
 const makeWakeups = Effect.gen(function*() {
   const waiters = new Map<string, Set<Deferred.Deferred<void>>>()
-  const client = yield* Effect.serviceOption(PgClient.PgClient)
-  if (Option.isSome(client)) {
+  const listener = yield* DatabaseNotifications.listener
+  const polled = Option.isNone(listener) &&
+    Option.isSome(yield* Effect.serviceOption(DatabaseNotifications.DatabaseNotifications))
+  if (Option.isSome(listener)) {
     const listen = Effect.scoped(Effect.gen(function*() {
-      const notifications = yield* client.value.listen(CHANNEL)
+      const notifications = yield* listener.value(CHANNEL)
       for (;;) {
         const { payload } = yield* Queue.take(notifications)
         for (const waiter of waiters.get(payload) ?? []) Deferred.doneUnsafe(waiter, Effect.void)
@@ -169,7 +172,12 @@ const makeWakeups = Effect.gen(function*() {
         set.add(waiter)
         const answer = yield* check.pipe(
           Effect.tap((answer) =>
-            Option.isNone(answer) ? Effect.timeoutOption(Deferred.await(waiter), pollMs) : Effect.void
+            Option.isNone(answer)
+              ? Effect.timeoutOption(
+                Deferred.await(waiter),
+                polled ? Math.min(pollMs, DatabaseNotifications.POLL_FALLBACK_MS) : pollMs
+              )
+              : Effect.void
           ),
           Effect.ensuring(Effect.sync(() => {
             set.delete(waiter)
