@@ -14,6 +14,7 @@ export default {
     "packages/domain/src/compliance/LegalGroups.ts",
     "packages/domain/src/compliance/LegalHoursPreview.ts",
     "packages/domain/src/CallWindow.ts",
+    "packages/domain/src/CallWindow/*.ts",
     "packages/domain/src/Pagination.ts",
     "packages/domain/src/Pagination/*.ts",
     "packages/domain/src/Deprecation/*.ts",
