@@ -135,24 +135,34 @@ const maxCombined = 8192
 const prefixValues = new Float64Array(16)
 let lastSource: ZoneSource = "unknown"
 
-const lookupNanp = (e164: string, length: number): ZoneSet => {
-  let area = 0
-  let value = 1
-  let digits = 1
-  for (let i = 2; i < length && digits < 7; i++) {
+/**
+ * Reads the digits after the "+" of `e164` into prefixValues (the value of its first n digits at [n]), at most `most`
+ * of them: returns how many, or -1 at a character that is not a digit (such a string has no zones).
+ */
+const readPrefixes = (e164: string, most: number): number => {
+  let value = 0
+  let digits = 0
+  for (let i = 1; i < e164.length && digits < most; i++) {
     const c = e164.charCodeAt(i) - 48
-    if (c < 0 || c > 9) {
-      lastSource = "unknown"
-      return empty
-    }
+    if (c < 0 || c > 9) return -1
     value = value * 10 + c
     prefixValues[++digits] = value
-    if (digits === 4) area = value - 1000
+  }
+  return digits
+}
+
+const lookupNanp = (e164: string): ZoneSet => {
+  // the country code 1, the area code and the exchange: digits 1 to 7
+  const digits = readPrefixes(e164, 7)
+  if (digits === -1) {
+    lastSource = "unknown"
+    return empty
   }
   if (digits < 4) {
     lastSource = "nanp_country"
     return usCaZones
   }
+  const area = prefixValues[4]! - 1000
   const detail = nanpDetail[area]
   if (detail !== undefined) {
     for (let n = digits; n >= 5; n--) {
@@ -173,24 +183,13 @@ const lookupNanp = (e164: string, length: number): ZoneSet => {
 }
 
 const lookup = (e164: string): ZoneSet => {
-  const length = e164.length
-  if (length < 2 || e164.charCodeAt(0) !== 43) {
+  if (e164.length < 2 || e164.charCodeAt(0) !== 43) {
     lastSource = "unknown"
     return empty
   }
-  if (e164.charCodeAt(1) === 49) return lookupNanp(e164, length)
-  let value = 0
-  let digits = 0
-  for (let i = 1; i < length && digits < longestWorldPrefix; i++) {
-    const c = e164.charCodeAt(i) - 48
-    if (c < 0 || c > 9) {
-      lastSource = "unknown"
-      return empty
-    }
-    value = value * 10 + c
-    prefixValues[++digits] = value
-  }
-  for (let n = digits; n >= 1; n--) {
+  if (e164.charCodeAt(1) === 49) return lookupNanp(e164)
+  // -1 (not digits) leaves no prefix to look up: no zones, as below
+  for (let n = readPrefixes(e164, longestWorldPrefix); n >= 1; n--) {
     if ((worldLengths & (1 << n)) === 0) continue
     const found = worldPrefix.get(prefixValues[n]!)
     if (found !== undefined) {
