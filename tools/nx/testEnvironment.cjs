@@ -11,6 +11,8 @@ const PREFIXES = ["SVC_", "SCHEDULER_", "SIMULATED_DIALER_", "TWILIO_"]
 /** Variables without a product prefix that the product or the tests read. */
 const NAMES = [
   "DATABASE_URL",
+  "DATABASE_DIRECT_URL",
+  "DATABASE_POOL_MODE",
   "REDIS_URL",
   "LOG_LEVEL",
   "PORT",
