@@ -11,6 +11,7 @@ import { BackfillGroup } from "./groups/Backfill.ts"
 import { BatchCallsGroup } from "./groups/BatchCalls.ts"
 import { BatchListsGroup } from "./groups/BatchLists.ts"
 import { BatchProgressGroup } from "./groups/BatchProgress.ts"
+import { BatchRetryGroup } from "./groups/BatchRetry.ts"
 import { BatchTestsGroup } from "./groups/BatchTests.ts"
 import { CallsGroup } from "./groups/Calls.ts"
 import { ContactsGroup } from "./groups/Contacts.ts"
@@ -24,6 +25,7 @@ export class Api extends HttpApi.make("svc")
   .add(BackfillGroup)
   .add(BatchCallsGroup)
   .add(BatchProgressGroup)
+  .add(BatchRetryGroup)
   .add(BatchListsGroup)
   .add(BatchTestsGroup)
   .add(CallsGroup)

@@ -8,6 +8,7 @@ import { BackfillRepo } from "@svc/store/backfill/BackfillRepo.ts"
 import { BatchCallLists } from "@svc/store/batches/BatchCallLists.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
+import { BatchRetry as BatchRetryRepo } from "@svc/store/batches/BatchRetry.ts"
 import { BatchTestsRepo, TestCaseDefinitionsRepo, TestRunsRepo } from "@svc/store/batchTests/index.ts"
 import { CallsApiRepo } from "@svc/store/calls/CallsApiRepo.ts"
 import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
@@ -22,6 +23,7 @@ import * as Backfill from "../handlers/Backfill.ts"
 import * as BatchCalls from "../handlers/BatchCalls.ts"
 import * as BatchLists from "../handlers/BatchLists.ts"
 import * as BatchProgress from "../handlers/BatchProgress.ts"
+import * as BatchRetry from "../handlers/BatchRetry.ts"
 import * as BatchTests from "../handlers/batchTests/BatchTests.ts"
 import * as TestCases from "../handlers/batchTests/TestCases.ts"
 import * as Calls from "../handlers/Calls.ts"
@@ -44,6 +46,7 @@ const Repositories = Layer.mergeAll(
   BackfillRepo.layer,
   BatchCallsRepo.layer,
   BatchProgressRepo.layer,
+  BatchRetryRepo.layer,
   BatchCallLists.layer.pipe(Layer.provide([CursorKeys.layer, BatchProgressRepo.layer])),
   BatchTestsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   TestCaseDefinitionsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
@@ -63,6 +66,7 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     Backfill.layer,
     BatchCalls.layer,
     BatchProgress.layer,
+    BatchRetry.layer,
     BatchLists.layer,
     BatchTests.layer,
     Calls.layer,

@@ -46,6 +46,10 @@ export const make = (sql: SqlClient.SqlClient) => {
             LIMIT 1
           ) IS NULL
         END
+        -- decision 0551: the pending check again with a snapshot of its own, evaluated last (a function's cost): a
+        -- retry-batch-call that re-queued finished tasks after this statement's snapshot was taken committed before
+        -- this statement got the batch row, which the retry held, and only a fresh snapshot sees its tasks
+        AND NOT batch_has_pending_task(b.batch_call_id)
       RETURNING b.batch_call_id`.pipe(Effect.map((rows) => rows.map((r) => r.batch_call_id)))
 
   /**

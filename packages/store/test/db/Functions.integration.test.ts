@@ -83,7 +83,11 @@ const withChangedCallId = Effect.map(Migrations.functions, (fns) =>
  * Functions whose signature changed after the first cut: the migration that changed it drops the old one (schema),
  * so the migrations alone leave none, and the file is the only definition (0030_campaign_control: scheduler_claim).
  */
-const changedSinceCut: ReadonlyArray<string> = ["scheduler_claim"]
+const changedSinceCut: ReadonlyArray<string> = [
+  "scheduler_claim",
+  // new since the cut, so no migration ever defined it (decision 0551)
+  "batch_has_pending_task"
+]
 
 /**
  * Functions whose body (not signature) changed after the first cut: the migrations alone leave the cut's body, the
