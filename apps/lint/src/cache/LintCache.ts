@@ -28,24 +28,16 @@
  *   stored, so a cached run always reports the same bytes as an uncached one. Fix objects shared by
  *   several problems stay shared (the fixer applies each fix object once).
  */
-import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
-import { rules } from "@svc/domain/Deprecation/Schedule.ts"
 import { hash } from "node:crypto"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
-import type { LintConfig } from "../commands/LintConfig.ts"
-import { DEPENDENCIES, VERSION } from "../commands/Version.ts"
 import { type FileFormat, type InputFile, relativeTo } from "../files/Discovery.ts"
 import type { FileWatch } from "../files/FileWatch.ts"
-import { HORIZON_DAYS, MAX_TASK_PROBLEMS } from "../rules/BatchWindow.ts"
-import { MIN_BREAK_DAYS } from "../rules/LegalTimeline.ts"
 import { readInput } from "../files/ReadInput.ts"
 import { type FileOutcome, type LintContext, lintInput, type LintRun } from "../rules/Linter.ts"
-import { linterRules } from "../rules/LinterRules.ts"
 import type { Problem } from "../rules/Problem.ts"
-import * as SourcePatterns from "../rules/SourcePatterns.ts"
-import { codeIdentity } from "./CodeIdentity.ts"
 import type { Memory } from "./LintCacheMemory.ts"
+import { configIdentity, rulesHash } from "./RunIdentity.ts"
 
 /** The name of the cache file, in the working directory or in a `--cache-location` folder. */
 export const DEFAULT_FILE = ".svc-lint-cache"
@@ -112,43 +104,6 @@ export const resolveLocation = (cwd: string, flag: string | undefined): string =
   }
   return path
 }
-
-let rulesIdentity: string | undefined
-
-/** The rule set: the linter's version, dependencies and code, and every rule's data. */
-export const rulesHash = (): string =>
-  rulesIdentity ??= sha256(JSON.stringify({
-    version: VERSION,
-    dependencies: DEPENDENCIES,
-    code: codeIdentity(),
-    schedule: rules,
-    linterRules,
-    sourcePatterns: SourcePatterns,
-    // The batch legal-hours rules read the calling policy (its rows are data) over a fixed horizon. The zone
-    // tables are code under packages/domain/src, which codeIdentity() already hashes.
-    batchWindow: { policy: defaultPolicy, horizonDays: HORIZON_DAYS, minBreakDays: MIN_BREAK_DAYS, MAX_TASK_PROBLEMS }
-  }))
-
-const relativeOrUndefined = (cwd: string, path: string | undefined) => path === undefined ? null : relativeTo(cwd, path)
-
-/**
- * The resolved config as plain data. Paths are relative to the working directory, so a cache
- * restored into another checkout of the same repository still applies.
- */
-export const configIdentity = (cwd: string, config: LintConfig): unknown => ({
-  file: relativeOrUndefined(cwd, config.file),
-  dir: relativeTo(cwd, config.dir),
-  upcomingDays: config.upcomingDays ?? null,
-  failOn: config.failOn ?? null,
-  ignores: config.ignores,
-  extensions: config.extensions,
-  legacySipHosts: config.legacySipHosts ?? null,
-  legacyMcpHosts: config.legacyMcpHosts,
-  rules: [...config.rules],
-  overrides: config.overrides.map((o) => ({ files: o.files, kind: o.kind ?? null, rules: [...o.rules] })),
-  suppressions: relativeOrUndefined(cwd, config.suppressions),
-  baseline: relativeOrUndefined(cwd, config.baseline)
-})
 
 /** The run key: everything besides a file's path and bytes that its problems depend on. */
 export const runKey = (input: {
