@@ -421,6 +421,26 @@ const suppressionRoutes: ReadonlyArray<Route> = [
 ]
 const SUPPRESSION_REQUESTS = 200
 
+// retry-batch-call (issue 31 item 2) in a loop of its own after the others, so their seeded sequences stay what they
+// were; against a batch of the org (path "{batch}") and an id that does not exist
+const retryRoutes: ReadonlyArray<Route> = [
+  {
+    method: "POST",
+    contract: "/retry-batch-call/:batch_call_id",
+    statuses: [200, 400, 404, 409, 429],
+    request: (r) => ({
+      path: r.chance(0.8) ? "/retry-batch-call/{batch}" : "/retry-batch-call/no_such_batch",
+      raw: r.pick([
+        () => value(r),
+        () => `{"outcomes":${value(r)}}`,
+        () => `{"outcomes":[${r.pick(["\"busy\"", "\"no_answer\"", "\"failed\"", "\"voicemail\"", scalar(r)])}]}`,
+        () => "{}"
+      ])()
+    })
+  }
+]
+const RETRY_REQUESTS = 100
+
 /** A GET's target: its path with ids, and a query of nested-looking names and values (none of them declared). */
 const getPath = (r: Random, contract: string): string => {
   const path = contract
@@ -444,7 +464,9 @@ const expectOk = async (method: string, path: string, body?: unknown) => {
 describe("nested, wide and mixed JSON on every route", () => {
   it(`never answers 5xx, and what a write accepts every read endpoint answers (seed ${SEED})`, async () => {
     const covered = new Set(
-      [...routes, ...batchListRoutes, ...suppressionRoutes].map((route) => `${route.method} ${route.contract}`)
+      [...routes, ...batchListRoutes, ...suppressionRoutes, ...retryRoutes].map((route) =>
+        `${route.method} ${route.contract}`
+      )
     )
     HttpApi.reflect(Api, {
       onGroup: () => {},
@@ -562,6 +584,35 @@ describe("nested, wide and mixed JSON on every route", () => {
         suppressed++
       }
     }
+    const retries = prng(SEED + 3)
+    const target = await server.request("POST", "/create-batch-call", {
+      body: { from_number: FROM, tasks: [{ to_number: phone(9_999) }] }
+    })
+    assert.strictEqual(target.status, 200, target.text)
+    const targetId = (target.json as { batch_call_id: string }).batch_call_id
+    let retried = 0
+    for (let n = 0; n < RETRY_REQUESTS; n++) {
+      const route = retries.pick(retryRoutes)
+      const made = route.request(retries, n)
+      const path = made.path.replace("{batch}", targetId)
+      const response = await server.request(route.method, path, made.raw === undefined ? {} : { raw: made.raw })
+      const context = `seed ${SEED + 3} #${n} ${route.method} ${path} ${
+        (made.raw ?? "").slice(0, 160)
+      } -> ${response.status} ${response.text.slice(0, 300)}`
+      assert.include(route.statuses, response.status, context)
+      if (response.status >= 400) {
+        assert.deepStrictEqual(Object.keys(response.json as object).sort(), ["message", "status"], context)
+      } else {
+        // what it answers about the batch, get-batch-call answers too (but the times computed from the clock)
+        const got = await expectOk("GET", `/get-batch-call/${targetId}`)
+        const batch = (response.json as { batch: Record<string, unknown> }).batch
+        for (const key of ["batch_call_id", "status", "total_task_count", "tasks"]) {
+          assert.deepStrictEqual(batch[key], got[key], `${key}: ${context}`)
+        }
+        retried++
+      }
+    }
+    assert.isAbove(retried, 5, `retries accepted and read back: ${retried}`)
     // whatever was accepted, the org's lists still answer
     await expectOk("POST", "/list-suppressions", { limit: 1000 })
     assert.isAbove(suppressed, 10, `suppressions created and read back: ${suppressed}`)
