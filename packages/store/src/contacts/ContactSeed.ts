@@ -24,133 +24,20 @@ import { Clock, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import * as ContactsQuery from "./ContactsQuery.ts"
-
-// ---------------------------------------------------------------------------------------------
-// Deterministic randomness
-
-/** The murmur3 finalizer: a bijective 32-bit mix. */
-const mix32 = (value: number): number => {
-  let h = value >>> 0
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  h = Math.imul(h, 0xc2b2ae35)
-  h ^= h >>> 16
-  return h >>> 0
-}
-
-/** A small fast generator (mulberry32) for the fields of one contact. */
-class Rng {
-  private state: number
-  constructor(seed: number) {
-    this.state = seed >>> 0
-  }
-  /** Uniform in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0
-    let t = this.state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  int(bound: number): number {
-    return Math.floor(this.next() * bound)
-  }
-  pick<A>(items: ReadonlyArray<A>): A {
-    return items[this.int(items.length)]!
-  }
-  /** Head-heavy: low indexes are much more likely, as with real name frequencies. */
-  pickSkewed<A>(items: ReadonlyArray<A>): A {
-    const u = this.next()
-    return items[Math.floor(items.length * u * u * u)]!
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Vocabulary
-
-const words = (text: string): ReadonlyArray<string> => text.trim().split(/\s+/)
-const list = (text: string): ReadonlyArray<string> => text.trim().split(/\s*,\s*/)
-
-const FIRST_NAMES = words(`
-  James Mary John Patricia Robert Jennifer Michael Linda David Elizabeth William Barbara Richard Susan Joseph
-  Jessica Thomas Sarah Charles Karen Christopher Lisa Daniel Nancy Matthew Betty Anthony Sandra Mark Margaret
-  Donald Ashley Steven Kimberly Andrew Emily Paul Donna Joshua Michelle Kenneth Carol Kevin Amanda Brian
-  Melissa George Deborah Timothy Stephanie Ronald Rebecca Jason Sharon Edward Laura Jeffrey Cynthia Ryan
-  Dorothy Jacob Amy Gary Kathleen Nicholas Angela Eric Shirley Jonathan Emma Stephen Brenda Larry Pamela
-  Justin Nicole Scott Anna Brandon Samantha Benjamin Katherine Samuel Christine Gregory Debra Alexander Rachel
-  Patrick Carolyn Frank Janet Raymond Maria Jack Olivia Dennis Heather Jerry Helen Ann Anne Hannah Joanna
-  Priya Wei Yuki Aisha Omar Mateo Lucía José Zoë Björn François Łukasz Søren Chloé Jürgen Siobhán Renée Inés
-`)
-
-const LAST_NAMES = words(`
-  Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez Wilson
-  Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris Sanchez Clark Ramirez Lewis
-  Robinson Walker Young Allen King Wright Scott Torres Nguyen Hill Flores Green Adams Nelson Baker Hall Rivera
-  Campbell Mitchell Carter Roberts Gomez Phillips Evans Turner Diaz Parker Cruz Edwards Collins Reyes Stewart
-  Morris Morales Murphy Cook Rogers Gutierrez Ortiz Morgan Cooper Peterson Bailey Reed Kelly Howard Ramos Kim
-  Cox Ward Richardson Watson Brooks Chavez Wood James Bennett Gray Mendoza Ruiz Hughes Price Alvarez Castillo
-  Sanders Patel Myers Long Ross Foster Jimenez Lovelace Hanson Johansson O'Brien Müller García Ødegaard
-  Kowalczyk Nakamura Dubois Šimek Fernández Großmann Çelik Ångström
-`)
-
-/** 30 area codes of the North American plan (555 among them, as in fiction and in test data). */
-const AREA_CODES = words(`
-  212 213 305 312 404 415 469 503 512 555 602 617 646 702 713 720 786 801 808 813 818 832 857 904 917 919 925
-  949 971 978
-`)
-const NUMBERS_PER_AREA = 10_000_000
-const NUMBER_SPACE = AREA_CODES.length * NUMBERS_PER_AREA
-// Coprime with NUMBER_SPACE (= 3 * 2^8 * 5^8) and below 2^22, so multiplier * index stays an exact double.
-const PHONE_MULTIPLIERS = [2_097_143, 1_299_709, 3_141_593, 2_718_281, 1_618_033, 4_000_037]
-// Coprime with 10^7.
-const LOCAL_MULTIPLIER = 7_654_321
-
-const TAGS = words(`
-  customer lead vip newsletter trial churn-risk partner webinar-2025 support beta renewal-due do-not-email
-`)
-
-// plan and the cumulative share of contacts up to it: free 45%, starter 30%, pro 17%, enterprise 8%
-const PLANS: ReadonlyArray<readonly [string, number]> = [
-  ["free", 0.45],
-  ["starter", 0.75],
-  ["pro", 0.92],
-  ["enterprise", 1]
-]
-
-const CITIES = list(`
-  Springfield, Riverside, Franklin, Greenville, Clinton, Fairview, Salem, Madison, Georgetown, Arlington,
-  Ashland, Dover, Oxford, Jackson, Burlington, Manchester, Milton, Newport, Auburn, Dayton, Lexington, Milford,
-  Winchester, Hudson, Kingston, Austin, Denver, Boston, Seattle, Portland, Chicago, Phoenix, Houston, Miami,
-  Atlanta, São Paulo, Zürich, Kraków, Montréal, Málaga
-`)
-
-const COMPANY_WORDS = words(`
-  Acme Summit Blue Harbor Pioneer Evergreen Granite Northstar Silver Maple Beacon Cedar Liberty Redwood Atlas
-  Horizon Keystone Sterling Apex Golden
-`)
-const COMPANY_TRADES = words(`
-  Dental Roofing Realty Logistics Insurance Plumbing Fitness Legal Auto Solar Clinic Bakery Labs Media
-  Holdings
-`)
-const COMPANY_SUFFIXES = words(`
-  Inc LLC Co Group Partners Ltd
-`)
-
-const SOURCES = words(`
-  web referral import event ads partner cold-call inbound-call
-`)
-
-const ACCOUNT_MANAGERS = list(`
-  Dana Whitfield, Marco Bellini, Grace Okafor, Hiro Tanaka, Sofia Lindqvist, Ben Carter, Ava Moreno,
-  Liam O'Connor, Noor Haddad, Elena Petrova, Tomás Ruiz, Mia Schneider
-`)
-
-const LANGUAGES = words(`
-  en-US en-US en-US es-ES es-MX fr-FR de-DE pt-BR it-IT nl-NL
-`)
-
-const OPTIONAL_FIELDS = ["city", "company", "source", "account_manager", "language", "lifetime_value"] as const
+import { mix32, Rng } from "./SeedRandom.ts"
+import {
+  AREA_CODES,
+  fieldValue,
+  FIRST_NAMES,
+  LAST_NAMES,
+  LOCAL_MULTIPLIER,
+  NUMBER_SPACE,
+  NUMBERS_PER_AREA,
+  OPTIONAL_FIELDS,
+  PHONE_MULTIPLIERS,
+  planOf,
+  TAGS
+} from "./SeedVocabulary.ts"
 
 const DAY = 86_400_000
 const HISTORY = 3 * 365 * DAY
@@ -291,25 +178,6 @@ export const generate = (orgId: string, options: GenerateOptions, into?: Contact
     out.userModifiedTimestamp.push(modified)
   }
   return out
-}
-
-const planOf = (u: number): string => PLANS.find(([, upTo]) => u < upTo)![0]
-
-const fieldValue = (name: (typeof OPTIONAL_FIELDS)[number], rng: Rng): string | number => {
-  switch (name) {
-    case "city":
-      return rng.pickSkewed(CITIES)
-    case "company":
-      return `${rng.pick(COMPANY_WORDS)} ${rng.pick(COMPANY_TRADES)} ${rng.pick(COMPANY_SUFFIXES)}`
-    case "source":
-      return rng.pickSkewed(SOURCES)
-    case "account_manager":
-      return rng.pick(ACCOUNT_MANAGERS)
-    case "language":
-      return rng.pick(LANGUAGES)
-    case "lifetime_value":
-      return Math.round(50_000 * rng.next() ** 4 * 100) / 100
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
