@@ -46,7 +46,7 @@ export const make = (sql: SqlClient.SqlClient) => {
             LIMIT 1
           ) IS NULL
         END
-        -- decision 0551: the pending check again with a snapshot of its own, evaluated last (a function's cost): a
+        -- decision 0551: the pending check again, with a snapshot of its own (one more probe of the same index): a
         -- retry-batch-call that re-queued finished tasks after this statement's snapshot was taken committed before
         -- this statement got the batch row, which the retry held, and only a fresh snapshot sees its tasks
         AND NOT batch_has_pending_task(b.batch_call_id)
