@@ -61,8 +61,12 @@ layer(TestLayer)("admin import --kind suppressions", (it) => {
         { phone_number: "+12125550002", reason: null, source: "national_dnc", created_timestamp: NOW },
         { phone_number: "+19725559999", reason: null, source: "national_dnc", created_timestamp: NOW }
       ])
-      // 4 numbers read (one repeated), reported to the end
-      assert.deepStrictEqual(progress.at(-1), { phase: "load", done: 4, total: 4 })
+      // 4 numbers read (one repeated), reported to the end, then the list written
+      assert.deepStrictEqual(progress.slice(-3), [
+        { phase: "load", done: 4, total: 4 },
+        { phase: "list", done: 0, total: 1 },
+        { phase: "list", done: 1, total: 1 }
+      ])
     }))
 
   it.effect("a bad line aborts the whole file naming the line and the rule; chunks already inserted roll back", () =>
