@@ -34,6 +34,11 @@ const batchOf = (n: number) =>
     const orgId = `org_life_${k}`
     const batchCallId = `batch_life_${k}`
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES (${orgId}, 'o', 50, 0)`
+    // the claim reads its batch's row (status, max_concurrency: decision 0549), so the tasks get one
+    yield* sql`
+      INSERT INTO batch_calls (batch_call_id, org_id, api_key_id, from_number, scheduled_timestamp, total_task_count,
+        next_dispatch_at, created_timestamp)
+      VALUES (${batchCallId}, ${orgId}, 'key', ${FROM}, 0, ${Math.max(n, 1)}, 0, 0)`
     for (let i = 0; i < n; i++) {
       yield* sql`
         INSERT INTO batch_call_tasks (org_id, batch_call_id, task_index, to_number, override_agent_id, metadata,
