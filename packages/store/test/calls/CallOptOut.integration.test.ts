@@ -25,8 +25,9 @@ const addCall = (orgId: string, callId: string, toNumber: string, status: string
 
 const stored = (orgId: string, callId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    // NULL is "never said" (migration 0032: no stored default), read as false
     sql<{ opt_out: boolean; metadata: unknown }>`
-      SELECT opt_out, metadata FROM calls WHERE org_id = ${orgId} AND call_id = ${callId}`.pipe(
+      SELECT opt_out IS TRUE AS opt_out, metadata FROM calls WHERE org_id = ${orgId} AND call_id = ${callId}`.pipe(
       Effect.map((rows) => rows[0]!)
     ))
 
