@@ -100,7 +100,7 @@ describe("Dispatcher with the Twilio adapter", () => {
       // shutdown did, not how far the double had got.
       const allRinging = () =>
         double.calls.size === 4 && [...double.calls.values()].every((call) => call.status === "ringing")
-      yield* waitUntil("4 calls held and ringing", Effect.map(worker.held, (n) => n === 4 && allRinging()), {
+      yield* waitUntil("4 calls in flight and ringing", Effect.map(worker.inFlightCount, (n) => n === 4 && allRinging()), {
         state: () => statuses(double)
       })
       yield* Fiber.interrupt(running)
@@ -144,7 +144,7 @@ describe("Dispatcher with the Twilio adapter", () => {
       const running = yield* Effect.forkScoped(worker.run)
       const live = () => [...double.calls.values()]
       const ringing = () => live().filter((c) => c.status === "ringing").length
-      yield* waitUntil("3 calls held and ringing", Effect.map(worker.held, (n) => n === 3 && ringing() === 3), {
+      yield* waitUntil("3 calls in flight and ringing", Effect.map(worker.inFlightCount, (n) => n === 3 && ringing() === 3), {
         state: () => statuses(double)
       })
       // one call is answered before the cancel: it goes on
@@ -216,9 +216,9 @@ describe("Dispatcher with the Twilio adapter", () => {
         const running = yield* Effect.forkScoped(worker.run.pipe(Effect.provide(capture)))
         const live = () => [...double.calls.values()]
         yield* waitUntil(
-          "2 calls held and ringing, their records ringing",
+          "2 calls in flight and ringing, their records ringing",
           Effect.gen(function*() {
-            if ((yield* worker.held) !== 2 || live().filter((c) => c.status === "ringing").length !== 2) return false
+            if ((yield* worker.inFlightCount) !== 2 || live().filter((c) => c.status === "ringing").length !== 2) return false
             for (const call of live()) if ((yield* recordStatus(call.sid)) !== "ringing") return false
             return true
           }),

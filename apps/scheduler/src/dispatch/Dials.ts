@@ -11,7 +11,7 @@ import type { ClaimedTask } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Cause, Effect, FiberSet, Option } from "effect"
 import type { Gate } from "../predial/PredialCheck.ts"
 import * as SchedulerMetrics from "../runtime/SchedulerMetrics.ts"
-import type { HeldTask, InFlight } from "./InFlight.ts"
+import type { InFlight, InFlightTask } from "./InFlight.ts"
 import { finished, type Recorder } from "./Recorder.ts"
 
 /**
@@ -53,10 +53,10 @@ export const make = (inFlight: InFlight, recorder: Recorder, predial?: Predial) 
     const dialOne = (task: ClaimedTask): Effect.Effect<void> =>
       Effect.clockWith((clock) => {
         const now = clock.currentTimeMillisUnsafe()
-        const entry = inFlight.held.get(task.taskId)
+        const entry = inFlight.byTaskId.get(task.taskId)
         if (entry === undefined) return Effect.void
         // the claim is too old to act on (the worker stalled): the lease expires and a reconciler finds no call
-        if (!Lease.mayStartDial(now, task.leaseExpiresAt)) return inFlight.forget([task.taskId])
+        if (!Lease.mayStartDial(now, task.leaseExpiresAt)) return inFlight.untrack([task.taskId])
         // the org's pre-dial check (decision 0553), if it has one: no effect at all for an org without
         const check = predial?.gate(task, now)
         if (check === undefined) return place(task, entry, now)
@@ -65,15 +65,15 @@ export const make = (inFlight: InFlight, recorder: Recorder, predial?: Predial) 
             ? Effect.clockWith((after) => {
               // the check took time: the lease must still leave room for the dial
               const at = after.currentTimeMillisUnsafe()
-              if (!Lease.mayStartDial(at, task.leaseExpiresAt)) return inFlight.forget([task.taskId])
+              if (!Lease.mayStartDial(at, task.leaseExpiresAt)) return inFlight.untrack([task.taskId])
               return place(task, entry, at)
             })
             // not allowed: the check undid the attempt (or left it to its lease); its slot is free
-            : Effect.andThen(inFlight.forget([task.taskId]), predial!.wake))
+            : Effect.andThen(inFlight.untrack([task.taskId]), predial!.wake))
       })
 
-    /** Starts the dial of a held task (its call may exist from here on). */
-    const place = (task: ClaimedTask, entry: HeldTask, now: number): Effect.Effect<void> => {
+    /** Starts the dial of a tracked task (its call may exist from here on). */
+    const place = (task: ClaimedTask, entry: InFlightTask, now: number): Effect.Effect<void> => {
       entry.started = true
       return SchedulerMetrics.observeLag(Math.max(0, now - task.dueAt) / 1000).pipe(
         Effect.andThen(dialer.dial(task.request)),
@@ -88,7 +88,7 @@ export const make = (inFlight: InFlight, recorder: Recorder, predial?: Predial) 
     const start = (tasks: ReadonlyArray<ClaimedTask>) =>
       Effect.gen(function*() {
         if (tasks.length === 0) return
-        yield* inFlight.hold(tasks)
+        yield* inFlight.track(tasks)
         yield* SchedulerMetrics.add(SchedulerMetrics.dials, tasks.length)
         // started when this fiber next waits (on the next statement), so the dials' work overlaps the database's
         for (const task of tasks) yield* FiberSet.run(dials, dialOne(task), { startImmediately: false })

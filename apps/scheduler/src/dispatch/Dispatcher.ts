@@ -26,11 +26,11 @@
  * own calls finish or a batch is created (NOTIFY). While its calls last, a heartbeat renews their leases every third of the lease time.
  *
  * Shutdown: the loop stops claiming, calls in flight get `shutdownGraceMs` to finish and be recorded, then the
- * tasks still held are released: those never dialled back to `pending`, those being dialled to `unknown` (their
+ * tasks still in flight are released: those never dialled back to `pending`, those being dialled to `unknown` (their
  * call may exist), for another worker to reconcile at once.
  *
  * This file is the tick and the loop. Steps 3-4 are Claimer's (legal groups: LegalityCache), step 5 Dials' and
- * Recorder's, the tasks held InFlight's; the decisions they take (task states, outcome -> finish, legality and
+ * Recorder's, the tasks in flight InFlight's; the decisions they take (task states, outcome -> finish, legality and
  * window postponement, lease timing) are `@svc/domain/dispatch/`'s.
  */
 import * as Lease from "@svc/domain/dispatch/Lease.ts"
@@ -116,7 +116,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
   /** Asks the loop to look at the database now. */
   readonly wake: Effect.Effect<void>
   /** Tasks this worker holds (claimed and not yet recorded). */
-  readonly held: Effect.Effect<number>
+  readonly inFlightCount: Effect.Effect<number>
 }>()("@svc/scheduler/Dispatcher") {
   /**
    * A dispatcher for `settings`; its dials live in the current scope.
@@ -136,7 +136,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
       const wakeups = yield* Queue.sliding<void>(1)
       const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
       const inFlight = yield* InFlight.make
-      const held = inFlight.held
+      const inFlightTasks = inFlight.byTaskId
       const recorder = yield* Recorder.make(owner, inFlight, wake)
       // the pre-dial check (decision 0553) where the worker provides it (Scheduler.layerWith does)
       const predial = yield* Effect.serviceOption(PredialCheck)
@@ -201,11 +201,11 @@ export class Dispatcher extends Context.Service<Dispatcher, {
 
       const heartbeat = Effect.gen(function*() {
         yield* Effect.sleep(Lease.heartbeatMs(settings.leaseMs))
-        if (held.size === 0) return
+        if (inFlightTasks.size === 0) return
         const now = yield* Clock.currentTimeMillis
         // a statement's failure is a defect (DispatchRepo), which Effect.ignore would let through and end the
         // heartbeat: after an outage no lease would be renewed again, and every long call would be reconciled
-        yield* repo.extendLeases(owner, [...held.keys()], now + settings.leaseMs).pipe(
+        yield* repo.extendLeases(owner, [...inFlightTasks.keys()], now + settings.leaseMs).pipe(
           health.observe("renewing leases"),
           Effect.catchCause(() => Effect.void)
         )
@@ -259,7 +259,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         const now = yield* Clock.currentTimeMillis
         const dialling: Array<string> = []
         const notStarted: Array<string> = []
-        for (const [id, entry] of held) {
+        for (const [id, entry] of inFlightTasks) {
           ;(TaskState.releasedTo(entry.started) === "unknown" ? dialling : notStarted).push(id)
         }
         const released = yield* repo.releaseToUnknown(owner, dialling, now).pipe(
@@ -268,8 +268,8 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         const returned = yield* repo.returnToPending(owner, notStarted, now).pipe(
           Effect.catchCause(() => Effect.succeed(0))
         )
-        const leftToLeases = held.size - released - returned
-        yield* inFlight.forget([...held.keys()])
+        const leftToLeases = inFlightTasks.size - released - returned
+        yield* inFlight.untrack([...inFlightTasks.keys()])
         yield* Effect.logInfo("dispatcher stopped").pipe(
           Effect.annotateLogs({
             callsFinished: grace,
@@ -292,7 +292,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
         return yield* loop
       }))
 
-      return Dispatcher.of({ tick, settle, run, wake, held: Effect.sync(() => held.size) })
+      return Dispatcher.of({ tick, settle, run, wake, inFlightCount: Effect.sync(() => inFlightTasks.size) })
     })
 
   /**

@@ -7,33 +7,33 @@ import { Effect, Latch } from "effect"
 import * as SchedulerMetrics from "../runtime/SchedulerMetrics.ts"
 
 /** A task this worker holds; `started` once its dial began (its call may exist from then on). */
-export interface HeldTask {
+export interface InFlightTask {
   readonly task: ClaimedTask
   started: boolean
 }
 
 export const make = Effect.gen(function*() {
-  const held = new Map<string, HeldTask>()
-  // open while nothing is held (settle waits for it)
+  const byTaskId = new Map<string, InFlightTask>()
+  // open while no task is tracked (settle waits for it)
   const idle = yield* Latch.make(true)
 
   /** Takes `tasks` into the worker's hands (none started yet). */
-  const hold = (tasks: ReadonlyArray<ClaimedTask>) =>
+  const track = (tasks: ReadonlyArray<ClaimedTask>) =>
     Effect.gen(function*() {
       yield* idle.close
-      for (const task of tasks) held.set(task.taskId, { task, started: false })
-      yield* SchedulerMetrics.setInFlight(held.size)
+      for (const task of tasks) byTaskId.set(task.taskId, { task, started: false })
+      yield* SchedulerMetrics.setInFlight(byTaskId.size)
     })
 
   /** Lets go of `taskIds` (recorded, released, or too late to dial). */
-  const forget = (taskIds: ReadonlyArray<string>) =>
+  const untrack = (taskIds: ReadonlyArray<string>) =>
     Effect.gen(function*() {
-      for (const id of taskIds) held.delete(id)
-      yield* SchedulerMetrics.setInFlight(held.size)
-      if (held.size === 0) yield* idle.open
+      for (const id of taskIds) byTaskId.delete(id)
+      yield* SchedulerMetrics.setInFlight(byTaskId.size)
+      if (byTaskId.size === 0) yield* idle.open
     })
 
-  return { held, idle, hold, forget }
+  return { byTaskId, idle, track, untrack }
 })
 
 export type InFlight = Effect.Success<typeof make>

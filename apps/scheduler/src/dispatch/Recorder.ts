@@ -69,7 +69,7 @@ export const make = (owner: string, inFlight: InFlight, wake: Effect.Effect<void
         yield* repo.releaseToUnknown(owner, unresolved, now)
         // the slots are free once those commit: the loop claims again while this fiber completes batches (a
         // statement of its own, which need not delay the next claim)
-        yield* inFlight.forget(batch.map((r) => r.taskId))
+        yield* inFlight.untrack(batch.map((r) => r.taskId))
         yield* wake
         // results are recorded by now, so a failure here must not requeue them: a batch left in progress is
         // completed by the next pass that looks at it and finds nothing to claim (at most IDLE_RECHECK_MS later).

@@ -529,7 +529,7 @@ describe("Dispatcher", () => {
       const worker = yield* Dispatcher.make(settings).pipe(Scope.provide(scope))
       const running = yield* Effect.forkScoped(worker.run)
       // the loop runs a pass at once and claims all four
-      yield* waitUntil("4 tasks held", Effect.map(worker.held, (n) => n >= 4))
+      yield* waitUntil("4 tasks in flight", Effect.map(worker.inFlightCount, (n) => n >= 4))
       assert.strictEqual(yield* inFlightOf(batch), 4)
       yield* Fiber.interrupt(running)
       yield* Scope.close(scope, Exit.void)
@@ -572,7 +572,7 @@ describe("Dispatcher", () => {
         Scope.provide(scope)
       )
       const running = yield* Effect.forkScoped(worker.run)
-      yield* waitUntil("2 tasks held", Effect.map(worker.held, (n) => n >= 2))
+      yield* waitUntil("2 tasks in flight", Effect.map(worker.inFlightCount, (n) => n >= 2))
       const leases = sql<{ until: number }>`
         SELECT DISTINCT lease_expires_at::float8 AS until FROM batch_call_tasks WHERE batch_call_id = ${batch}`
       /** Waits (real time, at most 5 s) for the leases to end at `until`. */

@@ -1,7 +1,7 @@
 /**
  * The HTTP server: routes served by Node's http server on `PORT`, with graceful shutdown (in-flight
  * requests finish, up to 10 s, before the database closes). A port that is taken fails start-up
- * with one sentence. Requests that arrive between listening and serving wait for the routes (HeldServer); requests
+ * with one sentence. Requests that arrive between listening and serving wait for the routes (EarlyRequestQueue); requests
  * Node's parser refuses are answered in the error shape (ClientErrors).
  */
 import { NodeHttpServer } from "@effect/platform-node"
@@ -9,12 +9,12 @@ import { type Config, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import * as ClientErrors from "../middleware/ClientErrors.ts"
-import { createServer } from "./HeldServer.ts"
+import { createServer } from "./EarlyRequestQueue.ts"
 import * as Http from "./Http.ts"
 import { ServerConfig } from "./ServerConfig.ts"
 
 /**
- * The Node server behind the layer: requests held until the routes are attached (HeldServer), and requests Node's
+ * The Node server behind the layer: requests held until the routes are attached (EarlyRequestQueue), and requests Node's
  * parser refuses answered in the error shape with a request id, logged under it (ClientErrors, decision 0106).
  *
  * @category constructors

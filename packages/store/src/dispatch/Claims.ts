@@ -206,7 +206,7 @@ const batchRoom = (batch: DueBatch, inFlight: number) =>
 
 /** The claim's statements, on `sql`; a batch found dry is handed to `dry`. */
 export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
-  const { completeIfDoneStatement, ranDry, restOrSleep } = dry
+  const { completeIfDoneStatement, completeOrReschedule, reschedule } = dry
 
   // One query per state: each has its partial index (batch_call_tasks_dialling, _unknown); `state IN (...)`
   // would make the planner scan the whole task table.
@@ -279,7 +279,7 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
       const { deferred, skipped, suppressed } = sortRows(orgId, batch, rows, until, claimed)
       if (wanted > 0 && rows.length < wanted) {
         // under the org's lock no other claim held this batch's pending rows: it has run dry
-        const dry = yield* ranDry(orgId, batch.batchCallId, options.now, options.legal)
+        const dry = yield* completeOrReschedule(orgId, batch.batchCallId, options.now, options.legal)
         return {
           claimed,
           skipped,
@@ -389,7 +389,7 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
           const resting = exhausted.filter((id) => !completed.includes(id))
           // nothing to claim until a task returns to pending (which wakes the batch), a blocked legal group
           // opens, or the batch completes
-          if (resting.length > 0) rechecksAt = yield* restOrSleep(resting, options.legal, options.now)
+          if (resting.length > 0) rechecksAt = yield* reschedule(resting, options.legal, options.now)
         }
         const more = capped.some((b) =>
           freeSlots(limit, b.reservedConcurrency, orgInFlight) > 0 &&

@@ -61,7 +61,7 @@ export const make = (sql: SqlClient.SqlClient) => {
    * read through batch_call_tasks_deferred. Returns the batches that rest and when each is due again. Runs under
    * the org's lock, like every return of a task to `pending` (returnToPending).
    */
-  const rest = (batchCallIds: ReadonlyArray<string>, now: number) =>
+  const deferUntilRecheck = (batchCallIds: ReadonlyArray<string>, now: number) =>
     sql<{ batch_call_id: string; at: number }>`
       UPDATE batch_calls b SET next_dispatch_at = coalesce((
           SELECT min(t.not_before) FROM batch_call_tasks t
@@ -125,10 +125,10 @@ export const make = (sql: SqlClient.SqlClient) => {
 
   /**
    * Batches that ran dry and did not complete: each sleeps until its legal groups open (`sleepUntilLegal`) when
-   * only blocked groups have pending tasks, else rests (`rest`). Returns the earliest time one of them is due
+   * only blocked groups have pending tasks, else rests (`deferUntilRecheck`). Returns the earliest time one of them is due
    * again, if any sleeps or rests.
    */
-  const restOrSleep = (
+  const reschedule = (
     batchCallIds: ReadonlyArray<string>,
     legal: ReadonlyMap<string, BatchLegality> | undefined,
     now: number
@@ -142,16 +142,16 @@ export const make = (sql: SqlClient.SqlClient) => {
         else if (at === undefined || opens < at) at = opens
       }
       if (resting.length > 0) {
-        for (const row of yield* rest(resting, now)) if (at === undefined || row.at < at) at = row.at
+        for (const row of yield* deferUntilRecheck(resting, now)) if (at === undefined || row.at < at) at = row.at
       }
       return at
     })
 
   /**
    * After a one-statement claim found its batch dry: complete it, or let it rest or sleep until its legal groups
-   * open (`restOrSleep`), under the org's lock.
+   * open (`reschedule`), under the org's lock.
    */
-  const ranDry = (
+  const completeOrReschedule = (
     orgId: string,
     batchCallId: string,
     now: number,
@@ -161,7 +161,7 @@ export const make = (sql: SqlClient.SqlClient) => {
       yield* lockOrg(sql, orgId)
       const completed = yield* completeIfDoneStatement([batchCallId])
       if (completed.length > 0) return { completed, rechecksAt: undefined }
-      return { completed, rechecksAt: yield* restOrSleep([batchCallId], legal, now) }
+      return { completed, rechecksAt: yield* reschedule([batchCallId], legal, now) }
     }))
 
   const completeIfDone = (batchCallIds: ReadonlyArray<string>) =>
@@ -169,7 +169,7 @@ export const make = (sql: SqlClient.SqlClient) => {
       ? Effect.succeed([])
       : completeIfDoneStatement(batchCallIds).pipe(Effect.orDie, Effect.withSpan("DispatchRepo.completeIfDone"))
 
-  return { completeIfDoneStatement, restOrSleep, ranDry, completeIfDone }
+  return { completeIfDoneStatement, reschedule, completeOrReschedule, completeIfDone }
 }
 
 /** What `make` gives. */

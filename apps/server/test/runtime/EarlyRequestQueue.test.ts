@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type * as http from "node:http"
 import type * as net from "node:net"
-import { createServer } from "../../src/runtime/HeldServer.ts"
+import { createServer } from "../../src/runtime/EarlyRequestQueue.ts"
 
 const listen = (server: http.Server) =>
   new Promise<number>((resolve) =>
@@ -29,7 +29,7 @@ const received = (server: http.Server, n: number) =>
     })
   })
 
-describe("HeldServer", () => {
+describe("EarlyRequestQueue", () => {
   it("answers requests that arrived before the handler was attached, in arrival order", async () => {
     const server = createServer()
     const port = await listen(server)
