@@ -5,8 +5,9 @@
  *
  * In the pooler run (`SVC_TEST_VIA_POOLER=1`, decision 0440) the global setup put a PgBouncer in transaction mode in
  * front of the server (`SVC_TEST_POOLER_URL`), and `layer` reaches its database through it as a process configured
- * with `DATABASE_POOL_MODE=transaction` would: unnamed statements, and no LISTEN (wake-ups poll) unless
- * `SVC_TEST_POOLER_DIRECT=1` gives it the server's own URL as `DATABASE_DIRECT_URL`.
+ * with `DATABASE_POOL_MODE=transaction` and the server's own URL as `DATABASE_DIRECT_URL` would: unnamed statements
+ * through the pooler, LISTEN on the server. `SVC_TEST_POOLER_POLL=1` leaves the direct URL out: nothing listens and
+ * wake-ups poll.
  */
 import type { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
@@ -19,7 +20,7 @@ const settings = Config.all({
   adminUrl: Config.String("SVC_TEST_ADMIN_URL"),
   template: Config.String("SVC_TEST_TEMPLATE"),
   poolerUrl: Config.option(Config.String("SVC_TEST_POOLER_URL")),
-  poolerDirect: Config.withDefault(Config.Boolean("SVC_TEST_POOLER_DIRECT"), false)
+  poolerPoll: Config.withDefault(Config.Boolean("SVC_TEST_POOLER_POLL"), false)
 })
 
 let counter = 0
@@ -40,7 +41,7 @@ export const layer: Layer.Layer<
   Database.DatabaseError | Config.ConfigError
 > = Layer.unwrap(
   Effect.gen(function*() {
-    const { adminUrl, poolerDirect, poolerUrl, template } = yield* settings
+    const { adminUrl, poolerPoll, poolerUrl, template } = yield* settings
     const admin = Redacted.make(adminUrl)
     const name = `svc_test_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`
     yield* Effect.acquireRelease(
@@ -52,7 +53,7 @@ export const layer: Layer.Layer<
         migrate: false,
         maxConnections: 4,
         poolMode: "transaction",
-        directUrl: poolerDirect ? Option.some(urlFor(admin, name)) : Option.none()
+        directUrl: poolerPoll ? Option.none() : Option.some(urlFor(admin, name))
       })
     }
     return Database.layerFromUrl(urlFor(admin, name), { migrate: false, maxConnections: 4 })

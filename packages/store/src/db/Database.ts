@@ -12,8 +12,8 @@ import { Config, Context, Deferred, Duration, Effect, Layer, Option, Redacted, S
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import type * as Migrator from "effect/sql/Migrator"
-import type * as SqlError from "effect/sql/SqlError"
-import { DatabaseNotifications } from "./DatabaseNotifications.ts"
+import * as SqlError from "effect/sql/SqlError"
+import * as DatabaseNotifications from "./DatabaseNotifications.ts"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
 import * as Migrations from "./Migrations.ts"
 import * as SqlErrorMessage from "./SqlErrorMessage.ts"
@@ -100,7 +100,10 @@ export const describeUrl = (url: Redacted.Redacted<string>) => {
 export const layerFromUrl = (
   url: Redacted.Redacted<string>,
   options: UrlOptions = {}
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications, DatabaseError> => {
+): Layer.Layer<
+  PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications.DatabaseNotifications,
+  DatabaseError
+> => {
   const where = describeUrl(url)
   const pooled = options.poolMode === "transaction"
   const direct = pooled ? options.directUrl ?? Option.none() : Option.none<Redacted.Redacted<string>>()
@@ -137,8 +140,8 @@ export const layerFromUrl = (
       )
     })
   )
-  const client = PgClient.layerFrom(
-    PgClient.make({
+  const client = PgClient.layerFrom(Effect.gen(function*() {
+    const pg = yield* PgClient.make({
       url,
       maxConnections: options.maxConnections ?? 10,
       connectTimeout: Duration.seconds(10),
@@ -146,22 +149,44 @@ export const layerFromUrl = (
       // next (26000) or collides with another client's name (42P05); unnamed statements live one Sync (decision 0440).
       prepare: !pooled
     }).pipe(Effect.mapError(unreachable(where)))
-  )
+    if (!pooled) return pg
+    // A LISTEN through the pooler would succeed and then hear nothing (it registers on a server connection the
+    // pooler gives to the next transaction), so the client's own `listen` goes to the direct URL, or fails saying so.
+    const listen: DatabaseNotifications.Listen = yield* Option.match(direct, {
+      onNone: () =>
+        Effect.succeed<DatabaseNotifications.Listen>((channel) =>
+          Effect.fail(
+            new SqlError.SqlError({
+              reason: new SqlError.UnknownError({
+                cause: new Error("LISTEN through a transaction pooler"),
+                message: `LISTEN ${channel} needs a session connection: DATABASE_URL is a transaction pooler ` +
+                  `(DATABASE_POOL_MODE=transaction) and DATABASE_DIRECT_URL is not set`,
+                operation: "listen"
+              })
+            })
+          )
+        ),
+      onSome: (directUrl) =>
+        // Opened lazily (no connection until the first LISTEN), one per channel, each held while it listens.
+        PgClient.make({
+          url: directUrl,
+          maxConnections: DIRECT_LISTEN_CONNECTIONS,
+          connectTimeout: Duration.seconds(10)
+        })
+          .pipe(
+            Effect.mapError(unreachable(describeUrl(directUrl))),
+            Effect.map((session): DatabaseNotifications.Listen => (channel) => session.listen(channel))
+          )
+    })
+    return Object.assign(pg, { listen })
+  }))
   const notifications = Layer.effect(
-    DatabaseNotifications,
+    DatabaseNotifications.DatabaseNotifications,
     Effect.gen(function*() {
-      if (!pooled) {
-        const pg = yield* PgClient.PgClient
-        return DatabaseNotifications.of({ listen: Option.some((channel) => pg.listen(channel)) })
-      }
-      if (Option.isNone(direct)) return DatabaseNotifications.of({ listen: Option.none() })
-      // Opened lazily (no connection until the first LISTEN), one per channel, each held while it listens.
-      const listening = yield* PgClient.make({
-        url: direct.value,
-        maxConnections: DIRECT_LISTEN_CONNECTIONS,
-        connectTimeout: Duration.seconds(10)
-      }).pipe(Effect.mapError(unreachable(describeUrl(direct.value))), Effect.provide(Reactivity.layer))
-      return DatabaseNotifications.of({ listen: Option.some((channel) => listening.listen(channel)) })
+      const pg = yield* PgClient.PgClient
+      return DatabaseNotifications.DatabaseNotifications.of({
+        listen: pooled && Option.isNone(direct) ? Option.none() : Option.some((channel) => pg.listen(channel))
+      })
     })
   )
   return Layer.provideMerge(Layer.merge(ready, notifications), client)
@@ -231,7 +256,7 @@ const make = (supervise: boolean) =>
  * @category layers
  */
 export const layer: Layer.Layer<
-  PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications,
+  PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications.DatabaseNotifications,
   DatabaseError
 > = make(false)
 
@@ -242,6 +267,6 @@ export const layer: Layer.Layer<
  * @category layers
  */
 export const layerSupervised: Layer.Layer<
-  PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications | DatabaseSupervision,
+  PgClient.PgClient | SqlClient.SqlClient | DatabaseNotifications.DatabaseNotifications | DatabaseSupervision,
   DatabaseError
 > = make(true)
