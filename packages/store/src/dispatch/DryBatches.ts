@@ -45,11 +45,12 @@ export const make = (sql: SqlClient.SqlClient) => {
             ORDER BY t.task_index
             LIMIT 1
           ) IS NULL
+            -- decision 0551: then the pending check again, with a snapshot of its own (one more probe of the same
+            -- index, only for a batch that looks complete): a retry-batch-call that re-queued finished tasks after
+            -- this statement's snapshot was taken committed before this statement got the batch row, which the retry
+            -- held, and only a fresh snapshot sees its tasks. Inside the CASE, so it is never evaluated first
+            AND NOT batch_has_pending_task(b.batch_call_id)
         END
-        -- decision 0551: the pending check again, with a snapshot of its own (one more probe of the same index): a
-        -- retry-batch-call that re-queued finished tasks after this statement's snapshot was taken committed before
-        -- this statement got the batch row, which the retry held, and only a fresh snapshot sees its tasks
-        AND NOT batch_has_pending_task(b.batch_call_id)
       RETURNING b.batch_call_id`.pipe(Effect.map((rows) => rows.map((r) => r.batch_call_id)))
 
   /**
