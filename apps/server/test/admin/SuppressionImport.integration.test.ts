@@ -63,9 +63,9 @@ layer(TestLayer)("admin import --kind suppressions", (it) => {
       ])
       // 4 numbers read (one repeated), reported to the end, then the list written
       assert.deepStrictEqual(progress.slice(-3), [
-        { phase: "load", done: 4, total: 4 },
-        { phase: "list", done: 0, total: 1 },
-        { phase: "list", done: 1, total: 1 }
+        { phase: "read", done: 4, total: 4 },
+        { phase: "list", done: 0, total: 3 },
+        { phase: "list", done: 3, total: 3 }
       ])
     }))
 

@@ -1,19 +1,28 @@
 /**
  * The bulk loader of `admin import --kind suppressions` (decision 0550): numbers arrive in chunks of columns, already
- * validated and in E.164 form (the caller reads the file), and go in with one
- * `INSERT ... SELECT FROM unnest(...) ON CONFLICT DO NOTHING` per chunk (binary array parameters), in one
- * transaction: a file imports completely or not at all.
+ * validated and in E.164 form (the caller reads the file); all of them are read and sorted first, then put on the
+ * list in chunks of consecutive numbers in one transaction: a file imports completely or not at all.
  *
  * - A number the org already has keeps its stored row (first reason and source win, as create-suppression), and a
- *   number repeated in the file goes in once: a registry's monthly file can be imported again as it comes.
- * - No index is dropped: the primary key is what every claim probes, and a claim must keep running during an
- *   import. Each chunk is sorted, so its inserts walk the key in order. Measured against a staging table
- *   (chunks into an unindexed table, then one sorted `INSERT ... SELECT`): 10,000,000 numbers went in 1.5x faster
- *   chunk by chunk (docs/benchmarks.md, "Suppression import").
- * - No advisory lock is taken: the rows bind the claims that begin after the commit (the claim reads the list
- *   under the org's lock, decision 0550), and holding the org's lock for a minute would stop its dialling.
- * - The first chunk is read before the transaction opens, so a file bad from its first lines takes no snapshot.
- * - The database inserts one chunk while the caller reads the next (two cores busy), as the contacts import does.
+ *   number repeated in the file goes in once (its first line's reason and source): a registry's monthly file can be
+ *   imported again as it comes.
+ * - Sorted, because inserting in key order walks the primary key's leaf pages once instead of touching one at random
+ *   per number. The sort is of the numbers as doubles (an E.164 number has at most 15 digits, below 2^53, and no
+ *   leading zero, so `"+" + key` gives it back exactly): a typed-array sort of 10M numbers takes about a second, where
+ *   staging them in a table and sorting there cost a pass over 10M rows more (measured: docs/benchmarks.md).
+ * - `INSERT ... WHERE NOT EXISTS` rather than `ON CONFLICT DO NOTHING`: the file's repeats are gone after the sort,
+ *   and a speculative insertion per row cost a third more. A create of the same number committed by another
+ *   transaction meanwhile makes a chunk's insert fail with a unique violation: the chunk runs in a savepoint and is
+ *   run again, and the second run's snapshot sees the number.
+ * - The foreign key's per-row check (it locks the org's row once per inserted row: half of the insert's cost) is
+ *   replaced by one lock of the org's row (`FOR KEY SHARE`, the check's own lock: the org cannot be deleted before
+ *   this commits, so no row is orphaned) and `session_replication_role = replica` for the transaction, where the
+ *   role may set it (the embedded server's owner may; a `DATABASE_URL` role without the privilege keeps the checks).
+ *   Replica skips the table's ordinary triggers: sound only while the foreign key's are its only ones (tested).
+ * - No index is dropped: every claim probes the key, and claims keep running during an import. No advisory lock is
+ *   taken: the rows bind the claims that begin after the commit (the claim reads the list under the org's lock), and
+ *   holding the org's lock for a minute would stop its dialling.
+ * - The file is read before the transaction opens: a bad file takes no snapshot and no lock.
  */
 import { PgTypes } from "@effect/sql-pg"
 import { Clock, Effect, Fiber } from "effect"
@@ -55,12 +64,19 @@ export interface SuppressionImportResult {
   readonly millis: number
 }
 
-/** @category models */
+/**
+ * Where an import is: `read` lines of the file (numbers so far), then `list` (distinct numbers written).
+ *
+ * @category models
+ */
 export interface SuppressionImportProgress {
-  readonly phase: "load" | "list"
+  readonly phase: "read" | "list"
   readonly done: number
   readonly total: number
 }
+
+/** Numbers written per statement. */
+const CHUNK_DEFAULT = 200_000
 
 const textArray = (values: ReadonlyArray<string | null>): PgTypes.Parameter => {
   const result = PgTypes.array(values, PgTypes.OID.text)
@@ -68,24 +84,22 @@ const textArray = (values: ReadonlyArray<string | null>): PgTypes.Parameter => {
   return result.success
 }
 
-/** The import's staging table: the file's numbers as read, dropped with the transaction. */
-const STAGE = "suppression_import"
-
 /**
- * The statement that puts the staged numbers on the list, in key order: `$1` org, `$2` default source, `$3` time.
+ * The statement of one chunk of sorted, distinct numbers: `$1` org, `$2` default source, `$3` time, `$4..$6` the
+ * columns (`$5`, `$6` NULL when no line of the file gave a reason or a source).
  *
  * @category encoding
  */
-export const listStatement = `
+export const insertStatement = `
   INSERT INTO suppressions (org_id, phone_number, reason, source, created_timestamp)
   SELECT $1::text, r.phone_number, r.reason, coalesce(r.source, $2::text), $3::int8
-  FROM ${STAGE} r
-  ORDER BY r.phone_number
-  ON CONFLICT (org_id, phone_number) DO NOTHING`
+  FROM unnest($4::text[], coalesce($5::text[], '{}'), coalesce($6::text[], '{}')) AS r(phone_number, reason, source)
+  WHERE r.phone_number IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.org_id = $1::text AND s.phone_number = r.phone_number)`
 
 /**
- * Whether this session may skip the per-row foreign-key check (`session_replication_role`, superuser's: the
- * embedded server's user is; a `DATABASE_URL` role may not be).
+ * Whether this session may skip the per-row foreign-key check (`session_replication_role` is the superuser's: the
+ * embedded server's user has it; a `DATABASE_URL` role may not).
  *
  * @category constructors
  */
@@ -96,9 +110,69 @@ export const canSkipRowChecks = Effect.gen(function*() {
   return row?.allowed === true
 })
 
+/** The file's numbers as sort keys (`+` dropped), with the lines' reasons and sources when any line gave one. */
+class Collected {
+  keys = new Float64Array(1 << 16)
+  size = 0
+  reasons: Array<string | null> | undefined
+  sources: Array<string | null> | undefined
+
+  add(chunk: SuppressionChunk) {
+    const n = chunk.numbers.length
+    if (this.size + n > this.keys.length) {
+      const grown = new Float64Array(Math.max(this.keys.length * 2, this.size + n))
+      grown.set(this.keys.subarray(0, this.size))
+      this.keys = grown
+    }
+    for (let i = 0; i < n; i++) {
+      const reason = chunk.reasons[i] ?? null
+      const source = chunk.sources[i] ?? null
+      if (reason !== null && this.reasons === undefined) this.reasons = new Array(this.size).fill(null)
+      if (source !== null && this.sources === undefined) this.sources = new Array(this.size).fill(null)
+      this.reasons?.push(reason)
+      this.sources?.push(source)
+      this.keys[this.size++] = Number(chunk.numbers[i]!.slice(1))
+    }
+  }
+
+  /**
+   * The distinct numbers in key order, each with its first line's reason and source. Without reasons and sources
+   * the keys are sorted as they are; with them, the lines' positions are sorted by key (ties in file order).
+   */
+  sorted(): {
+    readonly numbers: Array<string>
+    readonly reasons: Array<string | null> | undefined
+    readonly sources: Array<string | null> | undefined
+  } {
+    const keys = this.keys.subarray(0, this.size)
+    const numbers: Array<string> = []
+    if (this.reasons === undefined && this.sources === undefined) {
+      keys.sort()
+      for (let i = 0; i < keys.length; i++) {
+        if (i === 0 || keys[i] !== keys[i - 1]) numbers.push(`+${keys[i]}`)
+      }
+      return { numbers, reasons: undefined, sources: undefined }
+    }
+    const order = new Uint32Array(this.size)
+    for (let i = 0; i < order.length; i++) order[i] = i
+    order.sort((a, b) => keys[a]! - keys[b]! || a - b)
+    const reasons: Array<string | null> | undefined = this.reasons === undefined ? undefined : []
+    const sources: Array<string | null> | undefined = this.sources === undefined ? undefined : []
+    let last = Number.NaN
+    for (const i of order) {
+      if (keys[i] === last) continue
+      last = keys[i]!
+      numbers.push(`+${last}`)
+      reasons?.push(this.reasons![i]!)
+      sources?.push(this.sources![i]!)
+    }
+    return { numbers, reasons, sources }
+  }
+}
+
 /**
- * Imports the chunks of `source` into `orgId`'s list in one transaction (see the module comment); `defaultSource`
- * is the `source` of lines that give none.
+ * Imports the numbers of `source` into `orgId`'s list in one transaction (see the module comment);
+ * `defaultSource` is the `source` of lines that give none.
  *
  * @category constructors
  */
@@ -109,57 +183,64 @@ export const load = Effect.fnUntraced(function*<E>(
     readonly defaultSource: string
     readonly now: number
     readonly onProgress?: (progress: SuppressionImportProgress) => void
+    /** Numbers per statement; default 200,000. */
+    readonly listChunk?: number
   }
 ): Effect.fn.Return<SuppressionImportResult, E | SqlError, SqlClient.SqlClient> {
   const sql = yield* SqlClient.SqlClient
   const started = yield* Clock.currentTimeMillis
   const progress = options.onProgress ?? (() => {})
-  const first = yield* source.next
-  if (first === undefined) {
-    progress({ phase: "load", done: 0, total: 0 })
-    return { read: 0, imported: 0, millis: 0 }
-  }
+  const collected = new Collected()
+  let chunk = yield* source.next
   const estimate = source.estimatedRows()
+  progress({ phase: "read", done: 0, total: estimate })
+  while (chunk !== undefined) {
+    collected.add(chunk)
+    chunk = yield* source.next
+    if (chunk !== undefined) {
+      progress({ phase: "read", done: collected.size, total: Math.max(estimate, collected.size + 1) })
+    }
+  }
+  const read = collected.size
+  progress({ phase: "read", done: read, total: read })
+  if (read === 0) return { read: 0, imported: 0, millis: 0 }
+  const { numbers, reasons, sources } = collected.sorted()
+  const CHUNK = Math.max(1, options.listChunk ?? CHUNK_DEFAULT)
 
-  const result = yield* sql.withTransaction(Effect.gen(function*() {
-    // the org's row is locked as the foreign key's check locks it (FOR KEY SHARE): it cannot be deleted before this
-    // commits, so the rows below are never orphans, whether or not the per-row check runs
+  const parameters = (from: number) =>
+    [
+      orgId,
+      options.defaultSource,
+      options.now,
+      textArray(numbers.slice(from, from + CHUNK)),
+      reasons === undefined ? null : textArray(reasons.slice(from, from + CHUNK)),
+      sources === undefined ? null : textArray(sources.slice(from, from + CHUNK))
+    ] as Array<never>
+  const insertChunk = (params: Array<never>) =>
+    sql.unsafe(insertStatement, params).raw.pipe(
+      // a savepoint: a number created by another transaction meanwhile fails this chunk alone, which runs again and
+      // then sees it (READ COMMITTED: a new statement, a new snapshot)
+      sql.withTransaction,
+      Effect.map((result) => (result as { readonly rowCount?: number | null }).rowCount ?? 0),
+      Effect.retry({ while: (error) => error.reason._tag === "UniqueViolation", times: 5 })
+    )
+
+  const imported = yield* sql.withTransaction(Effect.gen(function*() {
     yield* sql`SELECT 1 FROM orgs WHERE org_id = ${orgId} FOR KEY SHARE`
-    if (yield* canSkipRowChecks) {
-      // replica: the table's ordinary triggers do not fire in this transaction. Its only ones are the foreign key's
-      // (a test asserts it), whose per-row check is what the lock above did once for every row
-      yield* sql`SET LOCAL session_replication_role = replica`
-    }
-    // the final sort of the staged numbers (10M: ~0.5 GB) in memory or in a few runs
-    yield* sql`SET LOCAL work_mem = '256MB'`
-    yield* sql.unsafe(`CREATE TEMP TABLE ${STAGE} (phone_number text, reason text, source text) ON COMMIT DROP`)
-    let read = 0
-    let chunk: SuppressionChunk | undefined = first
-    progress({ phase: "load", done: 0, total: estimate })
-    while (chunk !== undefined) {
-      const current: SuppressionChunk = chunk
-      const running = yield* Effect.forkChild(
-        sql.unsafe(`INSERT INTO ${STAGE} SELECT * FROM unnest($1::text[], $2::text[], $3::text[])`, [
-          textArray(current.numbers),
-          textArray(current.reasons),
-          textArray(current.sources)
-        ] as Array<never>).raw
-      )
+    if (yield* canSkipRowChecks) yield* sql`SET LOCAL session_replication_role = replica`
+    let total = 0
+    progress({ phase: "list", done: 0, total: numbers.length })
+    let running = yield* Effect.forkChild(insertChunk(parameters(0)))
+    for (let from = CHUNK;; from += CHUNK) {
+      // the fork sends its statement; the next chunk's parameters are built while PostgreSQL writes it
       yield* Effect.yieldNow
-      // read the next chunk while PostgreSQL stages this one; a bad line fails here, and the insert's fiber is
-      // interrupted with the transaction
-      chunk = yield* source.next
-      yield* Fiber.join(running)
-      read += current.numbers.length
-      if (chunk !== undefined) progress({ phase: "load", done: read, total: Math.max(estimate, read + 1) })
+      const next = from < numbers.length ? parameters(from) : undefined
+      total += yield* Fiber.join(running)
+      progress({ phase: "list", done: Math.min(from, numbers.length), total: numbers.length })
+      if (next === undefined) return total
+      running = yield* Effect.forkChild(insertChunk(next))
     }
-    progress({ phase: "load", done: read, total: read })
-    progress({ phase: "list", done: 0, total: 1 })
-    const inserted = (yield* sql.unsafe(listStatement, [orgId, options.defaultSource, options.now] as Array<never>)
-      .raw) as { readonly rowCount?: number | null }
-    progress({ phase: "list", done: 1, total: 1 })
-    return { read, imported: inserted.rowCount ?? 0 }
   }))
   const finished = yield* Clock.currentTimeMillis
-  return { ...result, millis: finished - started }
+  return { read, imported, millis: finished - started }
 })
