@@ -231,12 +231,12 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
 
   // Four claim loops on their own connections, randomized (seeded) interleavings with a pause and with completions:
   // every claim that begins after the pause answered takes nothing of the batch, and the batch's calls in flight,
-  // sampled by a fifth fiber all along, never exceed its max_concurrency.
+  // sampled by a fifth fiber all along, never exceed its max_concurrency. A failure names its seed; SVC_PAUSE_SEED
+  // replays it (SVC_PAUSE_RUNS sets the number of runs).
   it.effect(
     "randomized: 4 concurrent claimers, 0 claims after pause answered, in flight <= max_concurrency",
     () =>
       Effect.gen(function*() {
-        console.log(`pause interleavings: ${runs} runs, seed ${seed} (SVC_PAUSE_SEED to replay)`)
         yield* addOrg("org_r1", 50)
         const repo = yield* BatchProgressRepo
         const sql = yield* SqlClient.SqlClient
