@@ -13,6 +13,7 @@ import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import type * as Migrator from "effect/sql/Migrator"
 import * as SqlError from "effect/sql/SqlError"
+import * as ConnectionBudget from "./ConnectionBudget.ts"
 import * as DatabaseNotifications from "./DatabaseNotifications.ts"
 import * as EmbeddedPostgres from "./EmbeddedPostgres.ts"
 import * as Migrations from "./Migrations.ts"
@@ -210,6 +211,13 @@ export const supervisionFailed: Effect.Effect<never, DatabaseError, DatabaseSupe
   return yield* supervision.failed
 })
 
+/**
+ * The connection budget's line (ConnectionBudget), for long-running processes: a one-shot admin command holds one
+ * connection for seconds and its stdout is its answer.
+ */
+const budget = (longRunning: boolean, own: ConnectionBudget.Own) => (context: Context.Context<SqlClient.SqlClient>) =>
+  longRunning ? Effect.provideContext(ConnectionBudget.log(own), context) : Effect.void
+
 const make = (supervise: boolean) =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -217,12 +225,19 @@ const make = (supervise: boolean) =>
         Effect.mapError((error) => new DatabaseError({ message: `invalid database configuration: ${error.message}` }))
       )
       if (Option.isSome(options.url)) {
+        const pooled = options.poolMode === "transaction"
         return Layer.merge(
           layerFromUrl(options.url.value, {
             maxConnections: options.maxConnections,
             poolMode: options.poolMode,
             directUrl: options.directUrl
-          }),
+          }).pipe(
+            Layer.tap(budget(supervise, {
+              poolSize: options.maxConnections,
+              pooled,
+              direct: pooled && Option.isSome(options.directUrl) ? DIRECT_LISTEN_CONNECTIONS : 0
+            }))
+          ),
           Layer.succeed(DatabaseSupervision, DatabaseSupervision.of({ failed: Effect.never }))
         )
       }
@@ -242,7 +257,9 @@ const make = (supervise: boolean) =>
         )
       }
       return Layer.merge(
-        layerFromUrl(server.url, { maxConnections: options.maxConnections }),
+        layerFromUrl(server.url, { maxConnections: options.maxConnections }).pipe(
+          Layer.tap(budget(supervise, { poolSize: options.maxConnections, pooled: false, direct: 0 }))
+        ),
         Layer.succeed(DatabaseSupervision, DatabaseSupervision.of({ failed: Deferred.await(gone) }))
       )
     })
