@@ -12,6 +12,7 @@ import type { Dialer } from "@svc/domain/ports/Dialer.ts"
 import { BackfillRunnerRepo } from "@svc/store/backfill/BackfillRunnerRepo.ts"
 import { SchedulerCronRepo } from "@svc/store/backfill/SchedulerCronRepo.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
+import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { PredialRepo } from "@svc/store/predial/PredialRepo.ts"
@@ -29,6 +30,7 @@ import * as TwilioDialer from "../carriers/twilio/TwilioDialer.ts"
 import { Dispatcher } from "../dispatch/Dispatcher.ts"
 import * as BackfillCron from "../jobs/BackfillCron.ts"
 import { BackfillRunner } from "../jobs/BackfillRunner.ts"
+import * as BatchGauges from "../jobs/BatchGauges.ts"
 import * as ContactFeed from "../jobs/ContactFeed.ts"
 import * as IdempotencySweep from "../jobs/IdempotencySweep.ts"
 import { PredialCheck } from "../predial/PredialCheck.ts"
@@ -48,7 +50,8 @@ const Repos = Layer.mergeAll(
   BackfillRunnerRepo.layer,
   SchedulerCronRepo.layer,
   WebhooksRepo.layer,
-  PredialRepo.layer
+  PredialRepo.layer,
+  BatchProgressRepo.layer
 )
 
 /**
@@ -70,6 +73,8 @@ export const layerWith = (
       // webhook delivery (decision 0524): the outbox's events, signed, to their targets
       yield* Effect.forkScoped(WebhookWorker.loop(webhooks, settings.workerId))
       yield* Effect.forkScoped(WebhookMetrics.sampleQueue(5_000))
+      // batches by status, paused ones included (decision 0549)
+      yield* Effect.forkScoped(BatchGauges.loop(15_000))
       // finished events and superseded secrets pruned after the retention (decision 0524)
       yield* Effect.forkScoped(WebhookHousekeeping.loop(webhooks))
       // create-batch-call's expired idempotency records deleted (they are ignored once expired, never removed before)
@@ -89,7 +94,8 @@ export const layerWith = (
     Effect.acquireRelease(
       Effect.andThen(
         Effect.andThen(SchedulerMetrics.registerAll, WebhookMetrics.registerAll).pipe(
-          Effect.andThen(CarrierPacingMetrics.registerAll)
+          Effect.andThen(CarrierPacingMetrics.registerAll),
+          Effect.andThen(BatchGauges.registerAll)
         ),
         Effect.logInfo("svc-scheduler started").pipe(Effect.annotateLogs({ worker: settings.workerId }))
       ),

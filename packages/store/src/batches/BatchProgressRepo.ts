@@ -104,6 +104,10 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
     batchCallId: string,
     now: number
   ) => Effect.Effect<BatchCallProgress, BatchCallNotFound | BatchCallNotRunning>
+  /** How many batches of all orgs are scheduled, in progress and paused now (the scheduler's gauge). */
+  readonly openCounts: Effect.Effect<
+    { readonly scheduled: number; readonly in_progress: number; readonly paused: number }
+  >
 }>()("@svc/store/BatchProgressRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<BatchProgressRepo, never, SqlClient.SqlClient> = Layer.effect(
@@ -220,7 +224,20 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
         }
       )
 
-      return BatchProgressRepo.of({ get, cancel, pause, resume })
+      // each count off its partial index: batch_calls_due (scheduled, in_progress), batch_calls_paused (migration 0034)
+      const openCounts = sql<{ scheduled: number; in_progress: number; paused: number }>`
+        SELECT
+          (SELECT count(*)::int4 FROM batch_calls WHERE status IN ('scheduled', 'in_progress') AND status = 'scheduled')
+            AS scheduled,
+          (SELECT count(*)::int4 FROM batch_calls WHERE status IN ('scheduled', 'in_progress') AND status = 'in_progress')
+            AS in_progress,
+          (SELECT count(*)::int4 FROM batch_calls WHERE status = 'paused') AS paused`.pipe(
+        Effect.map((rows) => ({ ...rows[0]! })),
+        Effect.orDie,
+        Effect.withSpan("BatchProgressRepo.openCounts")
+      )
+
+      return BatchProgressRepo.of({ get, cancel, pause, resume, openCounts })
     })
   )
 }
