@@ -25,7 +25,7 @@ export const outcomes = Metric.counter("svc_scheduler_call_outcomes_total", {
 
 /** @category models */
 export const skipped = Metric.counter("svc_scheduler_tasks_skipped_total", {
-  description: "Tasks never dialled, by reason (do_not_call)",
+  description: "Tasks never dialled, by reason (do_not_call, suppressed)",
   incremental: true
 })
 
