@@ -118,7 +118,7 @@ export const registerAll: Effect.Effect<void> = Effect.gen(function*() {
   const labelled: ReadonlyArray<readonly [Metric.Counter<number>, string, ReadonlyArray<string>]> = [
     // the dialer's outcomes, and "rejected" for dials the carrier refused (no call)
     [outcomes, "outcome", [...DialOutcome.literals, "rejected"]],
-    [skipped, "reason", ["do_not_call"]],
+    [skipped, "reason", ["do_not_call", "suppressed"]],
     [reconciled, "result", ["ended", "ongoing", "not_placed"]],
     [predialChecks, "result", ["allowed", "refused", "unavailable"]],
     [backfillCalls, "result", ["succeeded", "failed"]],

@@ -25,6 +25,7 @@ describe("Scheduler", () => {
           "svc_scheduler_calls_in_flight",
           "svc_scheduler_call_outcomes_total{outcome=\"no_answer\"}",
           "svc_scheduler_tasks_skipped_total{reason=\"do_not_call\"}",
+          "svc_scheduler_tasks_skipped_total{reason=\"suppressed\"}",
           "svc_scheduler_reconciled_total{result=\"not_placed\"}",
           "svc_scheduler_backfill_calls_total{result=\"failed\"}",
           "svc_scheduler_cron_ticks_total{job=\"backfill-sync\"}"
