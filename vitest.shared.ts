@@ -8,6 +8,16 @@ const packageDir = process.cwd()
 // built apps (seconds, for an edit loop); `npm test` runs everything. The Nx cache keys on it (tools/nx).
 const unitOnly = process.env.SVC_TEST_UNIT_ONLY === "true"
 const slowSuffixes = [".integration.test.ts", ".browser.test.ts"]
+// `npm run test:pooler` sets SVC_TEST_VIA_POOLER=1: the integration tests again, through a PgBouncer in transaction
+// mode that the global setup starts (decision 0440); the pure tests do not touch the database and ran already.
+const viaPooler = process.env.SVC_TEST_VIA_POOLER === "1"
+// Integration tests that never reach the pooler (they start servers or poolers of their own), left out of that run.
+const notThroughPooler = [
+  "test/db/EmbeddedPostgres.integration.test.ts",
+  "test/db/EmbeddedPidNamespace.integration.test.ts",
+  "test/db/ConnectionBudget.integration.test.ts",
+  "test/db/TransactionPooler.integration.test.ts"
+]
 // Only packages with integration tests pay for a PostgreSQL server: one per test run (per package),
 // with a migrated template database that each test file clones (see packages/store/test-support).
 const hasIntegrationTests = !unitOnly && fs.existsSync(path.join(packageDir, "test")) &&
@@ -16,9 +26,11 @@ const hasIntegrationTests = !unitOnly && fs.existsSync(path.join(packageDir, "te
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: viaPooler ? ["test/**/*.integration.test.ts"] : ["test/**/*.test.ts"],
     exclude: unitOnly
       ? ["**/node_modules/**", ...slowSuffixes.map((suffix) => `test/**/*${suffix}`)]
+      : viaPooler
+      ? ["**/node_modules/**", ...notThroughPooler]
       : ["**/node_modules/**"],
     globalSetup: hasIntegrationTests
       ? [path.resolve(import.meta.dirname, "packages/store/test-support/globalSetup.ts")]
