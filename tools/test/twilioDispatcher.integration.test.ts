@@ -100,9 +100,13 @@ describe("Dispatcher with the Twilio adapter", () => {
       // shutdown did, not how far the double had got.
       const allRinging = () =>
         double.calls.size === 4 && [...double.calls.values()].every((call) => call.status === "ringing")
-      yield* waitUntil("4 calls in flight and ringing", Effect.map(worker.inFlightCount, (n) => n === 4 && allRinging()), {
-        state: () => statuses(double)
-      })
+      yield* waitUntil(
+        "4 calls in flight and ringing",
+        Effect.map(worker.inFlightCount, (n) => n === 4 && allRinging()),
+        {
+          state: () => statuses(double)
+        }
+      )
       yield* Fiber.interrupt(running)
       yield* Scope.close(scope, Exit.void)
       assert.strictEqual((yield* stateCounts(batch))["unknown"], 4)
@@ -144,9 +148,13 @@ describe("Dispatcher with the Twilio adapter", () => {
       const running = yield* Effect.forkScoped(worker.run)
       const live = () => [...double.calls.values()]
       const ringing = () => live().filter((c) => c.status === "ringing").length
-      yield* waitUntil("3 calls in flight and ringing", Effect.map(worker.inFlightCount, (n) => n === 3 && ringing() === 3), {
-        state: () => statuses(double)
-      })
+      yield* waitUntil(
+        "3 calls in flight and ringing",
+        Effect.map(worker.inFlightCount, (n) => n === 3 && ringing() === 3),
+        {
+          state: () => statuses(double)
+        }
+      )
       // one call is answered before the cancel: it goes on
       const answered = live()[0]!
       double.finish(answered.sid, { status: "in-progress", answeredBy: "human" })
@@ -218,7 +226,9 @@ describe("Dispatcher with the Twilio adapter", () => {
         yield* waitUntil(
           "2 calls in flight and ringing, their records ringing",
           Effect.gen(function*() {
-            if ((yield* worker.inFlightCount) !== 2 || live().filter((c) => c.status === "ringing").length !== 2) return false
+            if ((yield* worker.inFlightCount) !== 2 || live().filter((c) => c.status === "ringing").length !== 2) {
+              return false
+            }
             for (const call of live()) if ((yield* recordStatus(call.sid)) !== "ringing") return false
             return true
           }),
