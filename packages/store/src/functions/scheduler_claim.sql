@@ -53,8 +53,11 @@ AS $function$
       IF v_n > 0 THEN
         -- most orgs have no do-not-call contact: then no task needs the per-row check (0.8 µs a task)
         v_dnc := EXISTS (SELECT 1 FROM contacts k WHERE k.org_id = p_org AND k.do_not_call);
-        -- the same for the suppression list (decision 0550): an org without one pays one probe a claim
-        v_suppressed := EXISTS (SELECT 1 FROM suppressions s WHERE s.org_id = p_org);
+        -- the same for the suppression list (decision 0550): an org without one pays one probe a claim. In the list's
+        -- key order, not as an EXISTS on org_id (which drops the order): that generic plan read the whole table for an
+        -- org with no list beside another org's long one (DispatchClaims.integration.test.ts)
+        v_suppressed := coalesce(
+          (SELECT true FROM suppressions s WHERE s.org_id = p_org ORDER BY s.org_id, s.phone_number LIMIT 1), false);
         IF p_groups IS NULL THEN
           -- no legal-hours constraint given (migration 0022): every pending task, as before
           v_ids := ARRAY(

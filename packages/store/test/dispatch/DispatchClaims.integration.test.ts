@@ -331,6 +331,50 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       assert.deepStrictEqual([plain.seq, plain.doNotCallProbes], [0, 1])
     }))
 
+  // decision 0550: whether an org has a suppression list is one probe of the list's primary key, whatever other orgs
+  // hold; as an EXISTS on org_id alone, a generic plan read the whole table from its start for an org with no list
+  // beside another's long one (found by the suppression claim bench)
+  it.effect(
+    "asks whether an org has a suppression list by its key under a generic plan, beside another's long list",
+    () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* DispatchRepo
+        const listed = yield* seedBatches(1_000, [{ tasks: 20, reserved: 0 }])
+        yield* sql`
+        INSERT INTO suppressions (org_id, phone_number, source, created_timestamp)
+        SELECT ${listed}, '+1' || (2000000000 + g)::text, 'national_dnc', 0 FROM generate_series(1, 200000) g`
+        const plainOrg = yield* seedBatches(1_000, [{ tasks: 20, reserved: 0 }])
+        yield* sql`ANALYZE suppressions`
+        const due = (yield* repo.look(NOW, 100)).due
+        const scansOf = (org: string) =>
+          sql.withTransaction(Effect.gen(function*() {
+            yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
+            const read = sql<{ seq_scan: number; tuples: number }>`
+            SELECT seq_scan::int4 AS seq_scan, (seq_tup_read + coalesce(idx_tup_fetch, 0))::int4 AS tuples
+            FROM pg_stat_xact_user_tables WHERE relname = 'suppressions'`
+            const [before] = yield* read
+            const claim = yield* repo.claim(org, due.filter((b) => b.orgId === org), {
+              owner: "w",
+              now: NOW,
+              leaseMs: 30_000,
+              maxPerBatch: 10
+            })
+            assert.strictEqual(claim.claimed.length, 10)
+            const [after] = yield* read
+            return { seq: after!.seq_scan - before!.seq_scan, tuples: after!.tuples - before!.tuples }
+          }))
+        // twice each: the second runs the function's cached plans
+        for (const org of [plainOrg, plainOrg, listed, listed]) {
+          const scans = yield* scansOf(org)
+          assert.strictEqual(scans.seq, 0, `${org}: suppressions scanned`)
+          // the list's first row at most, then one probe per claimed task (none of them listed)
+          assert.isAtMost(scans.tuples, 1, `${org}: ${scans.tuples} rows of suppressions read`)
+        }
+      }),
+    { timeout: 120_000 }
+  )
+
   it.effect("checks batches for completion through its indexes under a generic plan", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
