@@ -137,6 +137,8 @@ describe("RecipientZones", () => {
 describe("RecipientZones edges", () => {
   it("gives a +1 string too short to hold an area code both countries' zones, as an unknown area code", () => {
     for (const short of ["+1", "+12", "+121"]) {
+      // each after a full number, whose area code (Chicago's 312) must not be read for the short one
+      assert.strictEqual(resolve("+13125550100").source, "prefix")
       const { source, zones } = resolve(short)
       assert.strictEqual(source, "nanp_country", short)
       assert.strictEqual(zones, fallbackZones.usOrCa, short)
