@@ -185,22 +185,23 @@ const main = async () => {
   const medians = times.map(median)
   const base = medians[0]!
   const fmt = (values: ReadonlyArray<number>) => values.map((v) => v.toFixed(2)).join(", ")
+  // each round's sides ran back to back: the median of the rounds' own ratios is less moved by the load's drift
+  const paired = (side: number) => median(times[side]!.map((t, round) => t / times[0]![round]!))
+  const row = (label: string, side: number) =>
+    `| ${label} | ${medians[side]!.toFixed(2)} | ${(medians[side]! / base).toFixed(3)}x | ${
+      paired(side).toFixed(3)
+    }x | ${fmt(times[side]!)} |`
+  const met = medians[1]! / base <= GOAL && paired(1) <= GOAL
   const lines = [
-    `| claim of ${PER_CLAIM} tasks, ${
-      TASKS.toLocaleString("en-US")
-    }-task batch, ${ROUNDS} rounds | median ms per claim | vs no list | all rounds |`,
-    "| --- | ---: | ---: | --- |",
-    `| no list (an empty suppression table) | ${base.toFixed(2)} | 1.00x | ${fmt(times[0]!)} |`,
-    `| ${listed.toLocaleString("en-US")}-number list, ${inBatch} of the batch on it | ${medians[1]!.toFixed(2)} | ${
-      (medians[1]! / base).toFixed(3)
-    }x | ${fmt(times[1]!)} |`,
-    `| no list, another org's ${listed.toLocaleString("en-US")}-number list in the table | ${
-      medians[2]!.toFixed(2)
-    } | ${(medians[2]! / base).toFixed(3)}x | ${fmt(times[2]!)} |`,
+    `| claim of ${PER_CLAIM} tasks, ${TASKS.toLocaleString("en-US")}-task batch, ${ROUNDS} rounds | ` +
+    "median ms per claim | ratio of the medians | median of the rounds' ratios | all rounds |",
+    "| --- | ---: | ---: | ---: | --- |",
+    row("no list (an empty suppression table)", 0),
+    row(`${listed.toLocaleString("en-US")}-number list, ${inBatch} of the batch on it`, 1),
+    row(`no list, another org's ${listed.toLocaleString("en-US")}-number list in the table`, 2),
     "",
-    `Goal: the 10M list's claim <= ${GOAL}x the claim with no list: ${
-      medians[1]! / base <= GOAL ? "met" : "NOT met"
-    }. Commit ${commit}, ${new Date().toISOString().slice(0, 10)}; load average at start ${
+    `Goal: the 10M list's claim <= ${GOAL}x the claim with no list (both ratios): ${met ? "met" : "NOT met"}. ` +
+    `Commit ${commit}, ${new Date().toISOString().slice(0, 10)}; load average at start ${
       loadAtStart.map((l) => l.toFixed(2)).join(" ")
     }, at end ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}; ${os.cpus().length} CPUs`
   ]
