@@ -129,7 +129,7 @@ const drain = (orgId: string) =>
     ).pipe(Effect.orDie)
     // the batch is due from its creation (the live clock's): claims run a minute on
     const now = Date.now() + 60_000
-    const due = (yield* repo.look(now, 1_000)).due.filter((b) => b.batchCallId === batch.batch_call_id)
+    const due = (yield* repo.findDue(now, 1_000)).due.filter((b) => b.batchCallId === batch.batch_call_id)
     if (due.length !== 1) throw new Error(`batch ${batch.batch_call_id} not due`)
     let ms = 0
     let claims = 0

@@ -181,7 +181,7 @@ export class Dispatcher extends Context.Service<Dispatcher, {
           yield* SchedulerMetrics.add(SchedulerMetrics.leasesReclaimed, reclaimed)
           reconciled = yield* Reconciler.reconcileOnce(settings, now)
         }
-        const { due, next } = yield* repo.look(now, DUE_BATCH_LIMIT)
+        const { due, next } = yield* repo.findDue(now, DUE_BATCH_LIMIT)
         const claim = yield* claimer.claimDue(due, now)
         const nextAt = claim.nextAt === undefined || (next !== undefined && next <= claim.nextAt) ? next : claim.nextAt
         return {

@@ -89,7 +89,7 @@ describe("a cancelled batch", () => {
       })
       // the task's first call is in flight, claimed as a worker claims it (its call row registered)
       const repo = yield* DispatchRepo
-      const due = (yield* repo.look(t0, 100)).due.filter((b) => b.batchCallId === batch)
+      const due = (yield* repo.findDue(t0, 100)).due.filter((b) => b.batchCallId === batch)
       const claim = yield* repo.claim(orgId, due, { owner: "w", now: t0, leaseMs: 30_000, maxPerBatch: 10 })
       assert.strictEqual(claim.claimed.length, 1)
       const [task] = yield* sql<{ task_id: string; call_id: string }>`

@@ -428,7 +428,7 @@ describe("Dispatcher", () => {
         const dialer = yield* Dialer
         // A worker claimed all three (lease until t0 + 30 s) and died: before dialling the first, after placing the
         // second (at t0, its line free at t0 + 20 s) and the third (at t0 + 20 s, free at t0 + 40 s).
-        const due = (yield* repo.look(t0, 10)).due
+        const due = (yield* repo.findDue(t0, 10)).due
         const claim = yield* repo.claim(orgId, due.filter((b) => b.orgId === orgId), {
           owner: "dead-worker",
           now: t0,
@@ -485,7 +485,7 @@ describe("Dispatcher", () => {
           const orgId = yield* seedOrg()
           const batch = yield* createBatch(orgId, { count: 3 })
           batches.push(batch)
-          const due = (yield* repo.look(t0, 10)).due.filter((b) => b.orgId === orgId)
+          const due = (yield* repo.findDue(t0, 10)).due.filter((b) => b.orgId === orgId)
           const claim = yield* repo.claim(orgId, due, { owner, now: t0, leaseMs: 30_000, maxPerBatch: 10 })
           assert.strictEqual(claim.claimed.length, 3)
         }

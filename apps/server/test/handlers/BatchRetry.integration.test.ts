@@ -41,7 +41,7 @@ const dialledBatch = async () => {
       const dispatch = yield* DispatchRepo
       const calls = yield* CallsRepo
       const now = 2_000_000_000_000
-      const due = (yield* dispatch.look(now, 100)).due.filter((d) => d.batchCallId === batchCallId)
+      const due = (yield* dispatch.findDue(now, 100)).due.filter((d) => d.batchCallId === batchCallId)
       const claimed =
         (yield* dispatch.claim(a.orgId, due, { owner: "w", now, leaseMs: 60_000, maxPerBatch: 10 })).claimed
       assert.strictEqual(claimed.length, 4)

@@ -110,7 +110,7 @@ describe("PATCH /v2/update-call/{call_id} with opt_out", () => {
       Effect.gen(function*() {
         const dispatch = yield* DispatchRepo
         const sql = yield* SqlClient.SqlClient
-        const due = (yield* dispatch.look(10_000_000_000_000, 100)).due.filter((d) => d.batchCallId === batchCallId)
+        const due = (yield* dispatch.findDue(10_000_000_000_000, 100)).due.filter((d) => d.batchCallId === batchCallId)
         assert.strictEqual(due.length, 1)
         const result = yield* dispatch.claim(a.orgId, due, {
           owner: "worker-opt-out",

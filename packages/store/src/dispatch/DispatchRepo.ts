@@ -16,7 +16,7 @@
  *   placed with the task's key, under the org's lock (so a batch that had run dry is woken in the same step).
  * - A batch leaves `scheduled`/`in_progress` only for `completed`, once none of its tasks is pending or in flight.
  *
- * One concept a file, composed here into the service the scheduler uses: DueBatches (`look`, `postpone`), Claims
+ * One concept a file, composed here into the service the scheduler uses: DueBatches (`findDue`, `postpone`), Claims
  * (`claim`), DryBatches (completion, rest and sleep of a batch that ran dry), Leases (renewal, expiry, release,
  * reconciliation), Attempts (the attempt caps' records), LegalGroupsRepo (groups, policies, reasons) and OrgLock.
  */
@@ -68,7 +68,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
    */
   readonly sweepAttempts: (now: number) => Effect.Effect<number>
   /** Batches due at `now` (at most `limit`), and when the next waiting one becomes due; one statement. */
-  readonly look: (now: number, limit: number) => Effect.Effect<DueView>
+  readonly findDue: (now: number, limit: number) => Effect.Effect<DueView>
   /** Moves each batch's `next_dispatch_at` to the given time (its window's next opening). */
   readonly postpone: (
     batches: ReadonlyArray<{ readonly batchCallId: string; readonly at: number }>
@@ -146,7 +146,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
         returnToPending: leases.returnToPending,
         releaseToUnknown: leases.releaseToUnknown,
         completeIfDone: dry.completeIfDone,
-        look: due.look
+        findDue: due.findDue
       })
     })
   )

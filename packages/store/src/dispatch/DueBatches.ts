@@ -53,7 +53,7 @@ interface DueRow {
   readonly policy_version: number
 }
 
-/** A row of `look`: a due batch, or only `next` (all else NULL) when none is due. */
+/** A row of `findDue`: a due batch, or only `next` (all else NULL) when none is due. */
 type LookRow = { readonly [K in keyof DueRow]: DueRow[K] | null } & { readonly next: number | null }
 
 const decodeWindow = Schema.decodeUnknownSync(CanonicalCallTimeWindow)
@@ -79,7 +79,7 @@ export const make = (sql: SqlClient.SqlClient) => {
   // dialling index leads with org_id), so it cost a scan of every task in flight on each idle pass; measured at
   // ~4.5 ms a pass with 1,000 calls in flight, a tenth of PostgreSQL's time with two workers. The poll interval
   // bounds how late an expired lease is taken up instead (lease + at most one poll; docs/decisions/0401).
-  const look = (now: number, limit: number) =>
+  const findDue = (now: number, limit: number) =>
     sql<LookRow>`
       SELECT d.batch_call_id, d.org_id, d.from_number, d.reserved_concurrency, d.max_concurrency, d.call_time_window,
         d.next_dispatch_at, d.policy_version, u.next
@@ -116,7 +116,7 @@ export const make = (sql: SqlClient.SqlClient) => {
         return { due, next: rows[0]?.next ?? undefined }
       }),
       Effect.orDie,
-      Effect.withSpan("DispatchRepo.look")
+      Effect.withSpan("DispatchRepo.findDue")
     )
 
   const postpone = (batches: ReadonlyArray<{ readonly batchCallId: string; readonly at: number }>) =>
@@ -127,5 +127,5 @@ export const make = (sql: SqlClient.SqlClient) => {
     }::text[]::int8[]) AS u(id, at)
       WHERE b.batch_call_id = u.id`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("DispatchRepo.postpone"))
 
-  return { look, postpone }
+  return { findDue, postpone }
 }

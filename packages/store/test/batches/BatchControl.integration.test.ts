@@ -43,7 +43,7 @@ const createBatch = (orgId: string, tasks: number, extra: Record<string, unknown
 
 const dueOf = (batchCallId: string) =>
   Effect.gen(function*() {
-    const view = yield* (yield* DispatchRepo).look(FAR, 1_000)
+    const view = yield* (yield* DispatchRepo).findDue(FAR, 1_000)
     return view.due.filter((b) => b.batchCallId === batchCallId)
   })
 

@@ -159,7 +159,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
         SELECT call_status, disconnection_reason FROM calls WHERE org_id = 'org_c' AND call_id = 'call_t2'`
       assert.deepStrictEqual({ ...call }, { call_status: "not_connected", disconnection_reason: "manual_stopped" })
       // the scheduler never looks at it again
-      const view = yield* dispatch.look(10_000_000_000_000, 100)
+      const view = yield* dispatch.findDue(10_000_000_000_000, 100)
       assert.isFalse(view.due.some((b) => b.batchCallId === id))
     }))
 
@@ -190,7 +190,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       const sql = yield* SqlClient.SqlClient
       const dispatch = yield* DispatchRepo
       const repo = yield* BatchProgressRepo
-      const [due] = (yield* dispatch.look(10_000_000_000_000, 100)).due.filter((b) => b.batchCallId === id)
+      const [due] = (yield* dispatch.findDue(10_000_000_000_000, 100)).due.filter((b) => b.batchCallId === id)
       assert.isDefined(due)
 
       // 1. the claim holds the org's lock (its transaction still open on connection A) when the cancel arrives on

@@ -69,7 +69,7 @@ const london = (i: number) => `+44207183${String(8700 + i)}`
 const claimAll = (orgId: string, batch: string, now: number) =>
   Effect.gen(function*() {
     const dispatch = yield* DispatchRepo
-    const due = (yield* dispatch.look(now, 100)).due.filter((d) => d.batchCallId === batch)
+    const due = (yield* dispatch.findDue(now, 100)).due.filter((d) => d.batchCallId === batch)
     if (due.length === 0) return []
     const result = yield* dispatch.claim(orgId, due, { owner: "worker", now, leaseMs: 60_000, maxPerBatch: 100 })
     return result.claimed

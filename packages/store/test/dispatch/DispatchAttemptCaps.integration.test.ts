@@ -76,7 +76,7 @@ const legalityOf = (batchCallIds: ReadonlyArray<string>) =>
 
 const dueOf = (orgId: string, now: number, batchCallId?: string) =>
   Effect.gen(function*() {
-    return (yield* (yield* DispatchRepo).look(now, 500)).due.filter((b) =>
+    return (yield* (yield* DispatchRepo).findDue(now, 500)).due.filter((b) =>
       b.orgId === orgId && (batchCallId === undefined || b.batchCallId === batchCallId)
     )
   })
@@ -130,7 +130,7 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with attempt caps", (it)
       }
       // each deferred batch sleeps until its task's cap frees, not a recheck a minute later
       for (const r of results) if (r.deferred > 0) assert.strictEqual(r.rechecksAt, NOW + DAY)
-      const view = yield* (yield* DispatchRepo).look(NOW, 500)
+      const view = yield* (yield* DispatchRepo).findDue(NOW, 500)
       assert.isFalse(view.due.some((b) => b.orgId === orgId))
     }))
 

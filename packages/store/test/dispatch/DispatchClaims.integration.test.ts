@@ -101,7 +101,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
     Effect.gen(function*() {
       const orgId = yield* seedBatches(25, [{ tasks: 500, reserved: 3 }])
       const repo = yield* DispatchRepo
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
       // twelve workers claim at the same moment, each as if it alone saw free slots
       const results = yield* Effect.all(
         Array.from(
@@ -120,7 +120,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
     Effect.gen(function*() {
       const orgId = yield* seedBatches(3, [{ tasks: 5, reserved: 0 }])
       const repo = yield* DispatchRepo
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const result = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 5_000, maxPerBatch: 10 })
       assert.deepStrictEqual(result.claimed.map((t) => t.taskIndex), [0, 1, 2])
       assert.isTrue(result.claimed.every((t) => t.leaseExpiresAt === NOW + 5_000))
@@ -144,7 +144,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
     Effect.gen(function*() {
       const orgId = yield* seedBatches(4, [{ tasks: 10, reserved: 0 }])
       const repo = yield* DispatchRepo
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const holder = yield* Effect.forkChild(holdOrgLock(orgId, locked, release))
@@ -167,7 +167,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const orgId = yield* seedBatches(4, [{ tasks: 10, reserved: 0 }])
       const repo = yield* DispatchRepo
       const sql = yield* SqlClient.SqlClient
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const holder = yield* Effect.forkChild(holdOrgLock(orgId, locked, release))
@@ -202,7 +202,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const claimOf = (limit: number, maxPerBatch: number) =>
         Effect.gen(function*() {
           const orgId = yield* seedBatches(limit, [{ tasks: 30, reserved: 0 }])
-          const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+          const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
           return yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch })
         })
       // capped by the claim limit, 6 slots left: go round again
@@ -229,7 +229,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
         )
       // all five claimed with slots to spare: dry, its calls in flight, so it rests until the recheck
       const dry = yield* seedBatches(10, [{ tasks: 5, reserved: 0 }])
-      const dryDue = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === dry)
+      const dryDue = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === dry)
       const rested = yield* repo.claim(dry, dryDue, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
       assert.strictEqual(rested.claimed.length, 5)
       assert.deepStrictEqual([rested.rechecksAt, rested.completed, rested.more], [NOW + IDLE_RECHECK_MS, [], false])
@@ -237,7 +237,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       // one pending task held by another transaction (row-locked): the claim takes the other four and finds the
       // batch short, but it is not dry; it stays due
       const held = yield* seedBatches(10, [{ tasks: 5, reserved: 0 }])
-      const heldDue = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === held)
+      const heldDue = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === held)
       const before = yield* nextOf(held)
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
@@ -262,7 +262,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const orgId = yield* seedBatches(3, [{ tasks: 5, reserved: 0 }])
       const repo = yield* DispatchRepo
       const sql = yield* SqlClient.SqlClient
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const claim = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 10 })
       const ids = claim.claimed.map((t) => t.taskId)
       const states = sql<{ state: string }>`
@@ -295,7 +295,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
         VALUES (${orgId}, 'dnc', '+12120007999', true, 0, 0, '+12120007999')`
       // an org without do-not-call contacts beside it
       const plainOrg = yield* seedBatches(1_000, [{ tasks: 1_000, reserved: 0 }])
-      const due = (yield* repo.look(NOW, 100)).due
+      const due = (yield* repo.findDue(NOW, 100)).due
       // the plan PostgreSQL may switch a prepared statement to after five runs; the connection's counters not yet
       // reported (pg_stat_xact_user_tables, which also hold its earlier transactions' until they are flushed, and
       // are not flushed inside a transaction) show how the claim read the table
@@ -346,7 +346,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
         SELECT ${listed}, '+1' || (2000000000 + g)::text, 'national_dnc', 0 FROM generate_series(1, 200000) g`
         const plainOrg = yield* seedBatches(1_000, [{ tasks: 20, reserved: 0 }])
         yield* sql`ANALYZE suppressions`
-        const due = (yield* repo.look(NOW, 100)).due
+        const due = (yield* repo.findDue(NOW, 100)).due
         const scansOf = (org: string) =>
           sql.withTransaction(Effect.gen(function*() {
             yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
@@ -414,7 +414,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       const orgId = yield* seedBatches(3, [{ tasks: 3, reserved: 0 }])
       const repo = yield* DispatchRepo
       const sql = yield* SqlClient.SqlClient
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const claim = yield* repo.claim(orgId, due, { owner: "w", now: NOW, leaseMs: 5_000, maxPerBatch: 10 })
       const [a, b, c] = claim.claimed.map((t) => t.taskId)
       const locked = yield* Deferred.make<void>()

@@ -64,7 +64,7 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with legal groups", (it)
         [0, ["Pacific/Honolulu"], ["US", "HI"]],
         [1, ["America/New_York"], ["US", "NY"]]
       ])
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const options = { owner: "w", now: NOW, leaseMs: 30_000, maxPerBatch: 1 }
       // not in the map: only the London task
       const unknown = yield* repo.claim(orgId, due, { ...options, maxPerBatch: 10, legal: new Map() })
@@ -77,7 +77,7 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with legal groups", (it)
       assert.deepStrictEqual(rest.claimed.map((t) => t.taskIndex), [4])
       // ran dry with only the blocked group pending: the batch sleeps until the group opens, not a recheck
       assert.strictEqual(rest.rechecksAt, NOW + 3_600_000)
-      const view = yield* repo.look(NOW, 100)
+      const view = yield* repo.findDue(NOW, 100)
       assert.isFalse(view.due.some((b) => b.batchCallId === batchCallId))
       assert.strictEqual(view.next, NOW + 3_600_000)
     }))
@@ -93,7 +93,7 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with legal groups", (it)
         "+18085550101",
         "+12125550101"
       ])
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const legal = new Map([[batchCallId, { legal: [0, 1], blocked: [] }]])
       const measured = yield* sql.withTransaction(Effect.gen(function*() {
         const reads = sql<{ pending: number; by_group: number }>`
@@ -125,7 +125,7 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with legal groups", (it)
         FROM generate_series(2, 100011) AS i`
       yield* sql`UPDATE batch_call_tasks SET state = 'completed' WHERE batch_call_id = ${batchCallId} AND task_index = 1`
       yield* sql`UPDATE batch_calls SET total_task_count = 100012 WHERE batch_call_id = ${batchCallId}`
-      const due = (yield* repo.look(NOW, 100)).due.filter((b) => b.orgId === orgId)
+      const due = (yield* repo.findDue(NOW, 100)).due.filter((b) => b.orgId === orgId)
       const legal = new Map([[batchCallId, { legal: [1], blocked: [{ group: 0, opensAt: NOW + 60_000 }] }]])
       // A small sample (statistics target 1: 300 rows) almost never sees the 10 New York tasks: legal_group then
       // looks like one value, and before migration 0026 the generic plan walked the batch's pending index (200,023

@@ -164,7 +164,7 @@ layer(Layers, { timeout: 120_000 })("scheduler statements under a generic plan",
       yield* sql`UPDATE batch_calls SET next_dispatch_at = ${NOW + 60_000} WHERE batch_call_id = ${ids[2]!}`
       yield* sql`UPDATE batch_calls SET next_dispatch_at = ${NOW + 5_000} WHERE batch_call_id = ${ids[3]!}`
       yield* analyze
-      const { result, seq } = yield* generic(repo.look(NOW, 100))
+      const { result, seq } = yield* generic(repo.findDue(NOW, 100))
       const due = result.due.filter((b) => b.orgId === orgId).map((b) => b.batchCallId)
       assert.deepStrictEqual(due.sort(), [ids[0]!, ids[1]!].sort())
       assert.strictEqual(result.next, NOW + 5_000)

@@ -75,7 +75,7 @@ const legalityOf = (batchCallId: string) =>
 const claim = (orgId: string, batchCallId: string, now: number, owner = "w1") =>
   Effect.gen(function*() {
     const repo = yield* DispatchRepo
-    const due = (yield* repo.look(now, 500)).due.filter((b) => b.batchCallId === batchCallId)
+    const due = (yield* repo.findDue(now, 500)).due.filter((b) => b.batchCallId === batchCallId)
     const result = yield* repo.claim(orgId, due, {
       owner,
       now,

@@ -53,7 +53,7 @@ const seedBatch = (numbers: ReadonlyArray<string>) =>
       }),
       { maxTasks: 10_000 }
     ).pipe(Effect.orDie)
-    const due = (yield* (yield* DispatchRepo).look(NOW, 10_000)).due.filter((b) => b.orgId === orgId)
+    const due = (yield* (yield* DispatchRepo).findDue(NOW, 10_000)).due.filter((b) => b.orgId === orgId)
     assert.strictEqual(due.length, 1)
     return { orgId, batchCallId: batch.batch_call_id, due }
   })
