@@ -13,11 +13,9 @@ import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
-import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
-import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
-import { Config, Deferred, Effect, Fiber, Layer, Redacted, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { startWorker, type Worker } from "./support/SchedulerWorkers.ts"
+import { startWorker, type Worker, workerDatabase } from "./support/SchedulerWorkers.ts"
 
 const LIMIT = 12
 const CAP = 4
@@ -34,14 +32,7 @@ describe("campaign control across four workers", () => {
     "pause, resume with kill -9, max_concurrency and suppressions: 0 dials after pause or suppression, exactly once",
     () =>
       Effect.gen(function*() {
-        const admin = Redacted.make(yield* Config.String("SVC_TEST_ADMIN_URL"))
-        const template = yield* Config.String("SVC_TEST_TEMPLATE")
-        const name = `svc_campaign_${process.pid}_${Date.now().toString(36)}`
-        yield* Effect.acquireRelease(
-          DatabaseAdmin.ensureDatabase(admin, name, template).pipe(Effect.orDie),
-          () => DatabaseAdmin.dropDatabase(admin, name).pipe(Effect.ignore)
-        )
-        const url = TestDatabase.urlFor(admin, name)
+        const url = yield* workerDatabase("svc_campaign")
         const context = yield* Layer.build(
           Layer.mergeAll(BatchCallsRepo.layer, BatchProgressRepo.layer).pipe(
             Layer.provideMerge(Database.layerFromUrl(url, { migrate: false, maxConnections: 4 }))

@@ -7,11 +7,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
-import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
-import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
-import { Config, Deferred, Effect, Fiber, Layer, Redacted, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { startWorker as startProcess, type Worker } from "./support/SchedulerWorkers.ts"
+import { startWorker as startProcess, type Worker, workerDatabase } from "./support/SchedulerWorkers.ts"
 
 const TASKS = 2_000
 const LIMIT = 20
@@ -32,14 +30,7 @@ describe("svc-scheduler crash test", () => {
     "three workers SIGKILLed at random at least 20 times dial each of 2,000 tasks exactly once within the limit",
     () =>
       Effect.gen(function*() {
-        const admin = Redacted.make(yield* Config.String("SVC_TEST_ADMIN_URL"))
-        const template = yield* Config.String("SVC_TEST_TEMPLATE")
-        const name = `svc_crash_${process.pid}_${Date.now().toString(36)}`
-        yield* Effect.acquireRelease(
-          DatabaseAdmin.ensureDatabase(admin, name, template).pipe(Effect.orDie),
-          () => DatabaseAdmin.dropDatabase(admin, name).pipe(Effect.ignore)
-        )
-        const url = TestDatabase.urlFor(admin, name)
+        const url = yield* workerDatabase("svc_crash")
         const context = yield* Layer.build(
           BatchCallsRepo.layer.pipe(
             Layer.provideMerge(Database.layerFromUrl(url, { migrate: false, maxConnections: 4 }))

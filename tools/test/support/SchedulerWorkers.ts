@@ -3,12 +3,30 @@
  * recording every dial request in PostgreSQL (`SIMULATED_DIALER_STORE=sql`, shared by all processes), so a test counts
  * dials by idempotency key across kills.
  */
-import { Deferred, Effect } from "effect"
+import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
+import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
+import { Config, Deferred, Effect, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 
 const root = path.resolve(import.meta.dirname, "..", "..", "..")
 const main = path.join(root, "apps/scheduler/src/main.ts")
+
+/**
+ * A database of its own for the workers of one test, made from the test template (migrated) and dropped when the
+ * scope closes; returns its URL.
+ */
+export const workerDatabase = (prefix: string) =>
+  Effect.gen(function*() {
+    const admin = Redacted.make(yield* Config.String("SVC_TEST_ADMIN_URL"))
+    const template = yield* Config.String("SVC_TEST_TEMPLATE")
+    const name = `${prefix}_${process.pid}_${Date.now().toString(36)}`
+    yield* Effect.acquireRelease(
+      DatabaseAdmin.ensureDatabase(admin, name, template).pipe(Effect.orDie),
+      () => DatabaseAdmin.dropDatabase(admin, name).pipe(Effect.ignore)
+    )
+    return TestDatabase.urlFor(admin, name)
+  })
 
 /** A worker process and what it printed (its last lines help when a test fails). */
 export interface Worker {

@@ -4,12 +4,12 @@
 // never dials a task twice; a paused batch's lines go to other batches; a batch's calls in flight never exceed its
 // max_concurrency, inside the org's limit and reserve.
 import { assert, layer } from "@effect/vitest"
-import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { Deferred, Effect, Fiber, Layer, Random, Ref, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Random, Ref } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "../../src/batches/BatchProgressRepo.ts"
 import { type ClaimResult, DispatchRepo, type DueBatch } from "../../src/dispatch/index.ts"
+import { addOrg, createBatch } from "../../test-support/BatchFixtures.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
 const Layers = Layer.mergeAll(BatchCallsRepo.layer, BatchProgressRepo.layer, DispatchRepo.layer).pipe(
@@ -17,29 +17,6 @@ const Layers = Layer.mergeAll(BatchCallsRepo.layer, BatchProgressRepo.layer, Dis
 )
 
 const FAR = 10_000_000_000_000
-
-const addOrg = (orgId: string, limit: number) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES (${orgId}, ${orgId}, ${limit}, 0)`
-    yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, '+14155550100', 0)`
-  })
-
-const createBatch = (orgId: string, tasks: number, extra: Record<string, unknown> = {}) =>
-  Effect.gen(function*() {
-    const repo = yield* BatchCallsRepo
-    const batch = yield* repo.create(
-      orgId,
-      "key",
-      Schema.decodeUnknownSync(CreateBatchCallRequest)({
-        from_number: "+14155550100",
-        tasks: Array.from({ length: tasks }, (_, i) => ({ to_number: `+1212555${String(1000 + i)}` })),
-        ...extra
-      }),
-      { maxTasks: 100_000 }
-    ).pipe(Effect.orDie)
-    return batch.batch_call_id
-  })
 
 const dueOf = (batchCallId: string) =>
   Effect.gen(function*() {

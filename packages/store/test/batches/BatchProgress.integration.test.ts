@@ -1,11 +1,12 @@
 import { assert, layer } from "@effect/vitest"
 import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
-import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
 import { ASSUMED_CALL_MS, BatchProgressRepo } from "../../src/batches/BatchProgressRepo.ts"
 import { DispatchRepo, ORG_LOCK } from "../../src/dispatch/DispatchRepo.ts"
+import * as Fixtures from "../../test-support/BatchFixtures.ts"
+import { addOrg } from "../../test-support/BatchFixtures.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
 const Layers = Layer.mergeAll(BatchCallsRepo.layer, BatchProgressRepo.layer, DispatchRepo.layer).pipe(
@@ -14,29 +15,9 @@ const Layers = Layer.mergeAll(BatchCallsRepo.layer, BatchProgressRepo.layer, Dis
 
 const MINUTE = 60_000
 
-const addOrg = (orgId: string, limit: number) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES (${orgId}, ${orgId}, ${limit}, 0)`
-    yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, '+14155550100', 0)`
-  })
-
+/** The fixtures' batch, named "progress" (the name get-batch-call answers). */
 const createBatch = (orgId: string, tasks: number, extra: Record<string, unknown> = {}) =>
-  Effect.gen(function*() {
-    const repo = yield* BatchCallsRepo
-    const batch = yield* repo.create(
-      orgId,
-      "key",
-      Schema.decodeUnknownSync(CreateBatchCallRequest)({
-        from_number: "+14155550100",
-        name: "progress",
-        tasks: Array.from({ length: tasks }, (_, i) => ({ to_number: `+1212555${String(1000 + i)}` })),
-        ...extra
-      }),
-      { maxTasks: 100_000 }
-    ).pipe(Effect.orDie)
-    return batch.batch_call_id
-  })
+  Fixtures.createBatch(orgId, tasks, { name: "progress", ...extra })
 
 const states = (batchCallId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
