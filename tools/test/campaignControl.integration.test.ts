@@ -10,6 +10,7 @@
 //   ended `skipped` with `suppressed (test)`.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
@@ -100,11 +101,28 @@ describe("campaign control across four workers", () => {
             Effect.map((rows) => rows[0]!.n)
           )
 
+          /** Tasks of the batch no longer pending (claimed at least once, or skipped). */
+          const taken = (batchCallId: string) =>
+            sql<{ n: number }>`
+              SELECT count(*)::int4 AS n FROM batch_call_tasks
+              WHERE batch_call_id = ${batchCallId} AND state <> 'pending'`.pipe(Effect.map((rows) => rows[0]!.n))
+          // Random moments are measured in the batches' own progress, not in time: a wait for `n` more of the batch's
+          // tasks to be taken (or for all of them) lands at the same point of the run however loaded the machine is.
+          const afterProgress = (batchCallId: string, n: number) =>
+            Effect.gen(function*() {
+              const target = Math.min((yield* taken(batchCallId)) + n, TASKS)
+              yield* waitUntil(
+                `${n} more tasks of ${batchCallId} taken`,
+                Effect.map(taken(batchCallId), (k) => k >= target),
+                { timeoutMs: 60_000 }
+              )
+            })
+
           // Suppressions at random moments: a number of the other batch, with whether its task was claimed then.
           const suppressed: Array<{ readonly taskId: string; readonly claimedBefore: boolean }> = []
           const suppressor = yield* Effect.forkChild(Effect.gen(function*() {
             for (let i = 0; i < SUPPRESSIONS; i++) {
-              yield* Effect.sleep(randomBetween(200, 900))
+              yield* afterProgress(other, randomBetween(5, 40))
               const [task] = yield* sql<{ task_id: string; to_number: string }>`
                 SELECT task_id::text, to_number FROM batch_call_tasks
                 WHERE batch_call_id = ${other} AND state = 'pending' AND NOT EXISTS (
@@ -124,17 +142,23 @@ describe("campaign control across four workers", () => {
           let pauses = 0
           const lateDials: Array<string> = []
           for (let cycle = 0; cycle < CYCLES && (yield* remaining) > 0; cycle++) {
-            yield* Effect.sleep(randomBetween(300, 900))
-            const paused = yield* progress.pause(orgId, capped, Date.now()).pipe(Effect.orDie)
-            if (paused.status !== "paused") break
+            yield* afterProgress(capped, randomBetween(3, 20))
+            // a batch that completed meanwhile answers 409 (decision 0549): the cycles end there
+            const paused = yield* progress.pause(orgId, capped, Date.now()).pipe(
+              Effect.catchTag("BatchCallNotRunning", () => Effect.succeed(undefined)),
+              Effect.orDie
+            )
+            if (paused?.status !== "paused") break
             pauses++
             const claimedAtPause = yield* claimedOf(capped)
-            yield* Effect.sleep(randomBetween(300, 900))
+            // while it is paused the workers go on with the other batch: they would have claimed the capped one too
+            yield* afterProgress(other, randomBetween(10, 40))
             // dialled while paused: only tasks claimed before the pause answered
             for (const key of yield* dialledOf(capped)) if (!claimedAtPause.has(key)) lateDials.push(key)
             yield* progress.resume(orgId, capped, Date.now()).pipe(Effect.orDie)
             const index = randomBetween(0, WORKERS)
-            yield* Effect.sleep(randomBetween(0, 60))
+            // at once, or once the resumed batch has started again
+            yield* afterProgress(capped, randomBetween(0, 3))
             workers[index]!.child.kill("SIGKILL")
             yield* Deferred.await(workers[index]!.exited)
             kills++
@@ -143,8 +167,11 @@ describe("campaign control across four workers", () => {
           yield* Fiber.join(suppressor)
 
           // Let the workers finish (reconciling what the kills left behind), then stop them gracefully.
-          const deadline = Date.now() + 120_000
-          while ((yield* remaining) > 0 && Date.now() < deadline) yield* Effect.sleep(200)
+          yield* waitUntil("every task finished", Effect.map(remaining, (n) => n === 0), {
+            timeoutMs: 120_000,
+            everyMs: 200,
+            state: () => workers.map((w, i) => `worker ${i}: ${w.output.slice(-500)}`)
+          })
           const left = yield* remaining
           for (const worker of workers) worker.child.kill("SIGTERM")
           const codes = yield* Effect.forEach(workers, (w) => Deferred.await(w.exited))

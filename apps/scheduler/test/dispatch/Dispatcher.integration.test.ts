@@ -575,17 +575,13 @@ describe("Dispatcher", () => {
       yield* waitUntil("2 tasks in flight", Effect.map(worker.inFlightCount, (n) => n >= 2))
       const leases = sql<{ until: number }>`
         SELECT DISTINCT lease_expires_at::float8 AS until FROM batch_call_tasks WHERE batch_call_id = ${batch}`
-      /** Waits (real time, at most 5 s) for the leases to end at `until`. */
-      const leasesUntil = (until: number) =>
-        Effect.gen(function*() {
-          for (let i = 0; i < 500; i++) {
-            const rows = yield* leases
-            if (rows.length === 1 && rows[0]!.until === until) return true
-            yield* TestClock.withLive(Effect.sleep(10))
-          }
-          return false
+      /** Waits (real time, at most 5 s: the shared bounded wait) for the leases to end at `until`. */
+      const leasesUntil = (until: number, what: string) =>
+        waitUntil(what, Effect.map(leases, (rows) => rows.length === 1 && rows[0]!.until === until), {
+          timeoutMs: 5_000,
+          everyMs: 10
         })
-      assert.isTrue(yield* leasesUntil(t0 + 30_000))
+      yield* leasesUntil(t0 + 30_000, "the first leases")
       // two renewals fail (t0 + 10 s, t0 + 20 s)
       down = true
       yield* TestClock.adjust(10_000)
@@ -593,10 +589,9 @@ describe("Dispatcher", () => {
       // the database is back: the next renewal (t0 + 30 s) goes through
       down = false
       yield* TestClock.adjust(10_000)
-      const renewed = yield* leasesUntil(t0 + 60_000)
+      yield* leasesUntil(t0 + 60_000, "the heartbeat to renew the leases after its failures")
       yield* Fiber.interrupt(running)
       yield* Scope.close(scope, Exit.void)
-      assert.isTrue(renewed, "the heartbeat renewed the leases after its failures")
     }).pipe(
       Effect.provide(SimulatedDialer.layerMemory(dialerSettings({ latencyMs: 10 * MINUTE }))),
       isolated
