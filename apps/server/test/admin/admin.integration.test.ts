@@ -2,33 +2,15 @@
 // stderr and exit 1 on bad input; here against its own database through DATABASE_URL.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { DatabaseAdmin } from "@svc/store"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
-import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Effect, Layer, Redacted, Schema } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { adminProcess } from "../support/AdminProcess.ts"
 
-const admin = path.resolve(import.meta.dirname, "..", "..", "src", "admin.ts")
-
-const databaseUrl = Effect.runPromise(Effect.gen(function*() {
-  const url = yield* TestDatabase.adminUrl
-  const name = `svc_admin_${process.pid}`
-  yield* DatabaseAdmin.dropDatabase(url, name)
-  yield* DatabaseAdmin.ensureDatabase(url, name, process.env["SVC_TEST_TEMPLATE"])
-  return Redacted.value(TestDatabase.urlFor(url, name))
-}))
-
-const run = async (...args: Array<string>) => {
-  const result = spawnSync(process.execPath, [admin, ...args], {
-    encoding: "utf8",
-    env: { ...process.env, DATABASE_URL: await databaseUrl, LOG_LEVEL: "Warn" }
-  })
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
-}
+const { databaseUrl, run } = adminProcess("svc_admin")
 
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>
 

@@ -1,29 +1,9 @@
 // The pre-dial admin commands (decision 0553) as an operator runs them: a separate process, JSON on stdout, one line
 // on stderr and exit 1 on bad input, against their own database through DATABASE_URL.
 import { assert, describe, it } from "@effect/vitest"
-import { DatabaseAdmin } from "@svc/store"
-import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
-import { Effect, Redacted } from "effect"
-import { spawnSync } from "node:child_process"
-import * as path from "node:path"
+import { adminProcess } from "../support/AdminProcess.ts"
 
-const admin = path.resolve(import.meta.dirname, "..", "..", "src", "admin.ts")
-
-const databaseUrl = Effect.runPromise(Effect.gen(function*() {
-  const url = yield* TestDatabase.adminUrl
-  const name = `svc_admin_predial_${process.pid}`
-  yield* DatabaseAdmin.dropDatabase(url, name)
-  yield* DatabaseAdmin.ensureDatabase(url, name, process.env["SVC_TEST_TEMPLATE"])
-  return Redacted.value(TestDatabase.urlFor(url, name))
-}))
-
-const run = async (...args: Array<string>) => {
-  const result = spawnSync(process.execPath, [admin, ...args], {
-    encoding: "utf8",
-    env: { ...process.env, DATABASE_URL: await databaseUrl, LOG_LEVEL: "Warn" }
-  })
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
-}
+const { run } = adminProcess("svc_admin_predial")
 
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>
 
