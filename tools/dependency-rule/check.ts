@@ -41,7 +41,7 @@ export const importKindsOf = (
 export const importsOf = (source: string): Array<{ readonly spec: string; readonly line: number }> =>
   importKindsOf(source).map(({ line, spec }) => ({ spec, line }))
 
-const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/
+const SOURCE = /\.(ts|tsx|mts|cts|js|mjs|cjs)$/
 
 const walk = (dir: string, out: Array<string>) => {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {

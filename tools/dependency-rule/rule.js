@@ -9,6 +9,7 @@
 //   rule 4: SQL function bodies live in packages/store/src/functions/, not in migrations after 0027
 //   rule 5: a feature folder of packages/store/src reaches another feature only through its index.ts
 //   rule 6: an app's src/main.ts only composes layers
+//   apps/console (a browser bundle) imports only its UI libraries: it reaches svc through the public HTTP API
 //
 // Numbers: rules 1, 3 and 4 are the import rules of the same number in the target layout (issue 29); the layout's
 // rule 2 (features meet through index.ts) is rule 5 here and its rule 5 (main.ts) is rule 6, because rule 5 was
@@ -83,6 +84,16 @@ export const layers = {
         !["@svc/domain", "@svc/api", "@svc/store", "@svc/runtime", "@svc/agent-test", self].includes(pkg(spec))
         ? `apps never import each other (${self} imports "${spec}")`
         : undefined
+  },
+  console: {
+    // The console (issue 33, decision 0800): a browser bundle that reaches svc only through the public HTTP API, so it
+    // imports no workspace package, not even the contract, and no Node module.
+    dirs: ["apps/console"],
+    check: (spec) =>
+      ["preact", "uplot", "@tanstack/virtual-core"].includes(pkg(spec))
+        ? undefined
+        : `apps/console imports only "preact", "uplot" and "@tanstack/virtual-core": it reaches svc through the public ` +
+          `HTTP API (found "${spec}")`
   },
   composition: {
     // The all-in-one `npm start` entry composes the apps; it is a root, not an app.

@@ -30,6 +30,7 @@ import * as Calls from "../handlers/Calls.ts"
 import * as Contacts from "../handlers/Contacts.ts"
 import * as Health from "../handlers/Health.ts"
 import * as Suppressions from "../handlers/Suppressions.ts"
+import * as Console from "../http/Console.ts"
 import * as Admission from "../middleware/Admission.ts"
 import * as Authorization from "../middleware/Authorization.ts"
 import { BodyBudget } from "../middleware/BodyBudget.ts"
@@ -83,6 +84,8 @@ export const routerConfig = InputRules.routerConfig
 export const routes = Layer.mergeAll(
   ApiRoutes,
   HttpApiScalar.layer(Api, { path: "/docs" }),
+  // the console page (issue 33): static files; the page itself calls the API above with the user's key
+  Console.layer,
   Health.layer,
   // carrier-facing, outside the API key check: Twilio signs its callbacks instead (decision 0606)
   TwilioStatusCallback.layer,
