@@ -17,6 +17,7 @@ import { CallsGroup } from "./groups/Calls.ts"
 import { ContactsGroup } from "./groups/Contacts.ts"
 import { SuppressionsGroup } from "./groups/Suppressions.ts"
 import { TestCasesGroup } from "./groups/TestCases.ts"
+import { WebhookDeliveriesGroup } from "./groups/WebhookDeliveries.ts"
 import { InputRules } from "./InputRules.ts"
 
 /** @category models */
@@ -31,6 +32,7 @@ export class Api extends HttpApi.make("svc")
   .add(CallsGroup)
   .add(TestCasesGroup)
   .add(SuppressionsGroup)
+  .add(WebhookDeliveriesGroup)
   // Every endpoint, in one place: the API key, then the input rules (decision 0105: a query parameter an endpoint
   // does not declare is a 400 naming it; seven endpoints once ignored them because their groups had
   // been given the key check alone). First added, innermost: the rules run after the key check, so nothing of an

@@ -53,7 +53,7 @@ export const CallPage = (props: { readonly id: string }) => {
     )
     client.post<Page<WebhookDelivery>>(
       "/list-webhook-deliveries",
-      { limit: 100, filter_criteria: { call_id: props.id } },
+      { limit: 100, filter_criteria: { call_id: { type: "enum", op: "in", value: [props.id] } } },
       controller.signal
     ).then((page) => setDeliveries(page.items), (e: Error) => setDeliveryError(e.message))
     return () => controller.abort()

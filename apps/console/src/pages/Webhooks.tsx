@@ -26,7 +26,7 @@ export const WebhooksPage = (props: { readonly callId?: string }) => {
     (key) => {
       const criteria = {
         ...(applied.state === "" ? {} : { state: { type: "enum", op: "in", value: [applied.state] } }),
-        ...(applied.callId === "" ? {} : { call_id: applied.callId })
+        ...(applied.callId === "" ? {} : { call_id: { type: "enum", op: "in", value: [applied.callId] } })
       }
       return client.post<Page<WebhookDelivery>>("/list-webhook-deliveries", {
         limit: 100,

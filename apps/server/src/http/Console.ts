@@ -35,7 +35,6 @@ export const layer = Layer.unwrap(Effect.sync(() => {
     )
   return Layer.mergeAll(
     HttpRouter.add("GET", "/console", serve("index.html")),
-    HttpRouter.add("GET", "/console/", serve("index.html")),
     HttpRouter.add("GET", "/console/console.js", serve("console.js")),
     HttpRouter.add("GET", "/console/console.css", serve("console.css"))
   )

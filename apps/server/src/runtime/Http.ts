@@ -16,6 +16,7 @@ import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
 import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import { SuppressionsRepo } from "@svc/store/suppressions/SuppressionsRepo.ts"
+import { WebhookDeliveryList } from "@svc/store/webhooks/WebhookDeliveryList.ts"
 import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import * as TwilioStatusCallback from "../carriers/twilio/TwilioStatusCallback.ts"
@@ -30,6 +31,7 @@ import * as Calls from "../handlers/Calls.ts"
 import * as Contacts from "../handlers/Contacts.ts"
 import * as Health from "../handlers/Health.ts"
 import * as Suppressions from "../handlers/Suppressions.ts"
+import * as WebhookDeliveries from "../handlers/WebhookDeliveries.ts"
 import * as Console from "../http/Console.ts"
 import * as Admission from "../middleware/Admission.ts"
 import * as Authorization from "../middleware/Authorization.ts"
@@ -56,6 +58,7 @@ const Repositories = Layer.mergeAll(
   RateLimitWindows.layer,
   CallsApiRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
   SuppressionsRepo.layer.pipe(Layer.provide(CursorKeys.layer)),
+  WebhookDeliveryList.layer.pipe(Layer.provide(CursorKeys.layer)),
   CursorKeys.layer,
   TwilioCallsRepo.layer,
   DatabaseAvailability.layer
@@ -72,7 +75,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     BatchTests.layer,
     Calls.layer,
     TestCases.layer,
-    Suppressions.layer
+    Suppressions.layer,
+    WebhookDeliveries.layer
   ]),
   Layer.provide([Authorization.layer, InputRules.layer])
 )
