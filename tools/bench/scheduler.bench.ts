@@ -69,18 +69,34 @@ const root = path.resolve(import.meta.dirname, "..", "..")
 // run inside the claim function and the triggers included (track = all), and prints the top ones per dispatched task
 // after the rounds. Needs the bench's own embedded server (the library is loaded at server start).
 const profile = process.argv.includes("--profile")
-const database = await benchDatabase(
-  "scheduler",
-  profile
-    ? {
-      settings: {
+// BENCH_PG_SLOW_MS=n (diagnostics): every statement slower than n ms, nested ones included, is logged with its plan
+// (auto_explain, with its generic or custom plan and buffers) to the bench server's log directory, printed at the end
+const slowMs = process.env["BENCH_PG_SLOW_MS"]
+const slowLogDir = slowMs === undefined ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-pglog-"))
+// the server runs as its own user (embedded PostgreSQL refuses root): the log directory must be writable to it
+if (slowLogDir !== undefined) fs.chmodSync(slowLogDir, 0o777)
+const database = await benchDatabase("scheduler", {
+  settings: {
+    ...(profile
+      ? {
         shared_preload_libraries: "'pg_stat_statements'",
         "pg_stat_statements.track": "all",
         track_functions: "'all'"
       }
-    }
-    : {}
-)
+      : {}),
+    ...(slowLogDir === undefined ? {} : {
+      session_preload_libraries: "'auto_explain'",
+      "auto_explain.log_min_duration": `${Number(slowMs)}`,
+      "auto_explain.log_nested_statements": "on",
+      "auto_explain.log_analyze": "on",
+      "auto_explain.log_buffers": "on",
+      "auto_explain.log_timing": "off",
+      logging_collector: "on",
+      log_directory: `'${slowLogDir}'`,
+      log_lock_waits: "on"
+    })
+  }
+})
 const { dataDir, url } = database
 
 /** A process's parent and CPU time (ms) so far, from /proc/PID/stat; undefined once it has ended. */
@@ -547,6 +563,7 @@ await run(Effect.gen(function*() {
   }
 }))
 await runtime.dispose()
+if (slowLogDir !== undefined) process.stderr.write(`slow statements (BENCH_PG_SLOW_MS=${slowMs}): ${slowLogDir}\n`)
 await database.close()
 
 const perSecond = (count: number, ms: number) => Math.round(count / (ms / 1000)).toLocaleString("en-US")
