@@ -36,6 +36,12 @@ export interface PgBouncerOptions {
   readonly poolSize?: number
   /** Client connections the pooler accepts: `max_client_conn`. Default 1000. */
   readonly maxClientConnections?: number
+  /**
+   * Users allowed the admin console's read-only `SHOW` commands (`stats_users`: the `pgbouncer` database, simple
+   * query protocol only), e.g. a test that samples `SHOW POOLS`; they log in with the auth_file password as usual.
+   * Default: none.
+   */
+  readonly statsUsers?: ReadonlyArray<string>
 }
 
 const freePort = () =>
@@ -92,6 +98,9 @@ export const start = async (serverUrl: string, options: PgBouncerOptions = {}): 
     `auth_file = ${path.join(dir, "userlist.txt")}`,
     `default_pool_size = ${options.poolSize ?? 20}`,
     `max_client_conn = ${options.maxClientConnections ?? 1000}`,
+    ...(options.statsUsers === undefined || options.statsUsers.length === 0
+      ? []
+      : [`stats_users = ${options.statsUsers.join(", ")}`]),
     // what a client's parameter does not carry over between transactions: the pooler's own defaults
     "ignore_startup_parameters = extra_float_digits",
     `logfile = ${path.join(dir, "pgbouncer.log")}`,
