@@ -161,12 +161,6 @@ export const typeOnlyImports = [
  */
 export const typeOnlyPending = [
   {
-    file: "packages/store/src/policies/CallingPolicyRepo.ts",
-    spec: "@svc/domain/compliance/CallingPolicy.ts",
-    moves: "the effective policy (effectiveOf, the override's validation and loosenings) to a domain function that " +
-      "the admin commands and the scheduler's LegalityCache run; the repository stores and returns rows"
-  },
-  {
     file: "packages/store/src/dispatch/LegalHoursReport.ts",
     spec: "@svc/domain/compliance/LegalGroups.ts",
     moves: "the report's explanation (rulesOfIds, explain, labels) to a domain function run by the callers of " +
@@ -176,6 +170,11 @@ export const typeOnlyPending = [
     file: "packages/store/src/dispatch/LegalHoursReport.ts",
     spec: "@svc/domain/compliance/LegalHours.ts",
     moves: "as above"
+  },
+  {
+    file: "packages/store/src/dispatch/LegalHoursReport.ts",
+    spec: "@svc/domain/compliance/EffectivePolicy.ts",
+    moves: "as above (the org's effective policy, which the report's callers would read themselves)"
   },
   {
     file: "packages/store/src/batches/TaskPreparer.ts",

@@ -13,6 +13,7 @@ export default {
     "packages/domain/src/compliance/AttemptCaps.ts",
     "packages/domain/src/compliance/LegalGroups.ts",
     "packages/domain/src/compliance/LegalHoursPreview.ts",
+    "packages/domain/src/compliance/EffectivePolicy.ts",
     "packages/domain/src/CallWindow.ts",
     "packages/domain/src/CallWindow/*.ts",
     "packages/domain/src/Pagination.ts",

@@ -6,10 +6,10 @@
  */
 import { attemptCapOf, capLabel } from "@svc/domain/compliance/AttemptCaps.ts"
 import { defaultPolicy, type JurisdictionRule } from "@svc/domain/compliance/CallingPolicy.ts"
+import { defaultEffective, effectiveOfStored, type EffectivePolicy } from "@svc/domain/compliance/EffectivePolicy.ts"
 import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
 import * as Legality from "@svc/domain/dispatch/Legality.ts"
 import { type BatchLegality, DispatchRepo, type DueBatch, type GroupCap } from "@svc/store/dispatch/DispatchRepo.ts"
-import { defaultEffective, type EffectivePolicy } from "@svc/store/policies/CallingPolicyRepo.ts"
 import { Effect } from "effect"
 
 /** Batches whose legal groups are kept in memory (they never change); past it the cache starts again. */
@@ -50,7 +50,7 @@ export const make = Effect.gen(function*() {
       if (orgs.size > 0) {
         const fetched = yield* repo.orgPolicies([...orgs])
         // an org found without a row was cleared meanwhile: the default policy, at the version looked at
-        for (const org of orgs) orgPolicies.set(org, fetched.get(org) ?? defaultEffective)
+        for (const org of orgs) orgPolicies.set(org, effectiveOfStored(fetched.get(org)))
       }
       const ids = stale.map((b) => b.batchCallId)
       const stored = yield* repo.legalGroups(ids)

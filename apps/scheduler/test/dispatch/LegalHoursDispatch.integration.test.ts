@@ -1,10 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
+import { defaultPolicy, type PolicyOverride } from "@svc/domain/compliance/CallingPolicy.ts"
+import { decideOverride } from "@svc/domain/compliance/EffectivePolicy.ts"
 import { constraintOf } from "@svc/domain/compliance/LegalGroups.ts"
 import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
 import { CallingPolicyRepo } from "@svc/store/policies/CallingPolicyRepo.ts"
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as SimulatedDialer from "../../src/carriers/simulated/SimulatedDialer.ts"
@@ -18,6 +19,8 @@ import { batchRow, createBatch, dialerSettings, isolated, seedOrg, taskStates } 
 // (EST, UTC-5; no DST, not a holiday).
 
 const at = (iso: string) => Date.parse(iso)
+/** An override the admin command would store (decideOverride accepts it, or the test is wrong). */
+const decided = (override: PolicyOverride) => Result.getOrThrow(decideOverride(override))
 
 const HONOLULU = "+18085550100"
 const PHOENIX = "+16025550100"
@@ -196,7 +199,7 @@ describe("Dispatcher with legal hours", () => {
         hours: [{ ...defaultPolicy.federal.hours[0]!, end: 1200 }]
       }
       yield* TestClock.setTime(at("2026-12-02T01:30:00Z"))
-      yield* policies.set(orgId, { rules: [ny] }, at("2026-12-02T01:30:00Z"))
+      yield* policies.set(orgId, decided({ rules: [ny] }), at("2026-12-02T01:30:00Z"))
       const blocked = yield* passAt(batch, "2026-12-02T01:30:00Z")
       assert.deepStrictEqual(blocked.dialled, [])
       assert.deepStrictEqual(yield* waiting(batch), {

@@ -1,7 +1,8 @@
 /**
  * Admin subcommands for an organisation's calling policy (decision 0628: "Per-org override of the policy
  * (stricter always allowed; looser only with an explicit, audited admin flag)"), printing JSON
- * on stdout; the logic lives in `@svc/store/CallingPolicyRepo.ts`, this file wires flags to it.
+ * on stdout. What an override makes of the policy and whether it may be set are the domain's decisions
+ * (`@svc/domain/compliance/EffectivePolicy.ts`), run here; `@svc/store/CallingPolicyRepo.ts` stores what was decided.
  *
  * - `set-calling-policy --org ID --file PATH [--approved-by NAME --reason TEXT]`: the file holds the org's whole
  *   override, `{"rules": [JurisdictionRule, ...]}` (docs/operations.md shows one); it replaces the previous one. A
@@ -12,6 +13,7 @@
  * - `calling-policy --org ID [--audit N]`: the effective policy, the override and its version, the newest changes.
  */
 import { PolicyOverride } from "@svc/domain/compliance/CallingPolicy.ts"
+import { decideOverride, defaultEffective, effectiveOfStored } from "@svc/domain/compliance/EffectivePolicy.ts"
 import { formatDecodeError } from "@svc/domain/models/DecodeMessage.ts"
 import { requestParseOptions } from "@svc/domain/models/RequestDecoding.ts"
 import { Database } from "@svc/store"
@@ -78,9 +80,11 @@ const setCallingPolicy = Command.make(
         ? { rules }
         : { rules, allowLooser: { approvedBy: by, reason: why } }
       yield* print(Effect.gen(function*() {
+        // refused before anything is stored: a looser row without the admin's approval (LooserThanPolicy)
+        const decided = yield* Effect.fromResult(decideOverride(override))
         const repo = yield* CallingPolicyRepo
-        const set = yield* repo.set(org, override, yield* Clock.currentTimeMillis)
-        return { org_id: org, version: set.version, policy: set.policy }
+        const set = yield* repo.set(org, decided, yield* Clock.currentTimeMillis)
+        return { org_id: org, version: set.version, policy: decided.policy }
       }))
     })
 ).pipe(Command.withDescription("Set the org's calling-policy override (stricter rows; looser only with approval)"))
@@ -92,7 +96,7 @@ const clearCallingPolicy = Command.make(
     print(Effect.gen(function*() {
       const repo = yield* CallingPolicyRepo
       const cleared = yield* repo.clear(org, yield* Clock.currentTimeMillis)
-      return { org_id: org, version: cleared.version, policy: cleared.policy }
+      return { org_id: org, version: cleared.version, policy: defaultEffective.policy }
     }))
 ).pipe(Command.withDescription("Remove the org's calling-policy override: the default policy applies"))
 
@@ -105,7 +109,7 @@ const callingPolicy = Command.make(
   ({ audit, org }) =>
     audit < 0 ? Effect.fail(new Error("--audit must be 0 or more")) : print(Effect.gen(function*() {
       const repo = yield* CallingPolicyRepo
-      const effective = yield* repo.effective(org)
+      const effective = effectiveOfStored(yield* repo.stored(org))
       return {
         org_id: org,
         version: effective.version,

@@ -22,7 +22,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { EffectivePolicy } from "../policies/index.ts"
+import type { StoredPolicy } from "../policies/index.ts"
 import * as Attempts from "./Attempts.ts"
 import * as Claims from "./Claims.ts"
 import type { ClaimOptions, ClaimResult } from "./Claims.ts"
@@ -114,10 +114,10 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   /** The legal groups of these batches (immutable once created: callers may keep them). */
   readonly legalGroups: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredLegalGroup>>
   /**
-   * The effective calling policies of these orgs (CallingPolicyRepo.effectiveOf; an org without an override is
-   * absent: the default policy, version 0). Callers keep them by version (`DueBatch.policyVersion`).
+   * The stored calling-policy overrides of these orgs (an org without one is absent: the default policy, version 0);
+   * callers decide what each makes of the policy (`effectiveOf`) and keep them by version (`DueBatch.policyVersion`).
    */
-  readonly orgPolicies: (orgIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, EffectivePolicy>>
+  readonly orgPolicies: (orgIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, StoredPolicy>>
 }>()("@svc/store/DispatchRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<DispatchRepo, never, SqlClient.SqlClient> = Layer.effect(

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
-import { effectivePolicies } from "../policies/index.ts"
+import { storedPolicies } from "../policies/index.ts"
 
 /**
  * A batch's legal groups at the claim's instant (decision 0623): those whose tasks may be dialled now,
@@ -93,7 +93,7 @@ export const make = (sql: SqlClient.SqlClient) => {
         Effect.withSpan("DispatchRepo.setLegalReason")
       )
 
-  const orgPolicies = (orgIds: ReadonlyArray<string>) => effectivePolicies(sql, orgIds, "DispatchRepo.orgPolicies")
+  const orgPolicies = (orgIds: ReadonlyArray<string>) => storedPolicies(sql, orgIds, "DispatchRepo.orgPolicies")
 
   return { legalGroups, setLegalReason, orgPolicies }
 }

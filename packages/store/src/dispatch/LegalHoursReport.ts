@@ -8,11 +8,11 @@
  * carry while blocked, and the group's next opening. The same answer the dispatcher acts on.
  */
 import type { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
+import { effectiveOfStored } from "@svc/domain/compliance/EffectivePolicy.ts"
 import { rulesOfIds } from "@svc/domain/compliance/LegalGroups.ts"
 import { explain, ruleLabel, stateReason } from "@svc/domain/compliance/LegalHours.ts"
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { defaultEffective, effectiveOf } from "../policies/index.ts"
 
 /**
  * One zone set (legal group) with pending tasks.
@@ -88,7 +88,7 @@ export const legalHoursOf = (
       WHERE batch_call_id = ${batchCallId} ORDER BY legal_group`
     const [stored] = yield* sql<{ override: unknown; version: number }>`
       SELECT override, version::float8 AS version FROM org_calling_policies WHERE org_id = ${orgId}`
-    const effective = stored === undefined ? defaultEffective : effectiveOf(stored.override, stored.version)
+    const effective = effectiveOfStored(stored)
     const pendingOf = new Map(counts.map((c) => [c.legal_group, c.n]))
     const heldBack = new Map<string, number>()
     const hold = (rule: string, tasks: number) => heldBack.set(rule, (heldBack.get(rule) ?? 0) + tasks)
