@@ -368,24 +368,26 @@ export const BatchPage = (props: { readonly id: string }) => {
       />
       <section aria-labelledby="counts-title" class="panel">
         <h2 id="counts-title">Tasks by state</h2>
-        <table class="plain counts">
-          <caption class="visually-hidden">Tasks per state now</caption>
-          <thead>
-            <tr>
-              {TASK_STATES.map((s) => <th scope="col" key={s}>{s}</th>)}
-            </tr>
-          </thead>
-          <tbody>
-            <tr>
-              {TASK_STATES.map((s) => (
-                <td key={s} data-state={s}>
-                  <span class="swatch" style={{ background: STATE_COLOURS[s] }} aria-hidden="true" />
-                  {count(batch.tasks[s])}
-                </td>
-              ))}
-            </tr>
-          </tbody>
-        </table>
+        <div class="scroll-x" tabIndex={0} role="region" aria-label="Tasks per state">
+          <table class="plain counts">
+            <caption class="visually-hidden">Tasks per state now</caption>
+            <thead>
+              <tr>
+                {TASK_STATES.map((s) => <th scope="col" key={s}>{s}</th>)}
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                {TASK_STATES.map((s) => (
+                  <td key={s} data-state={s}>
+                    <span class="swatch" style={{ background: STATE_COLOURS[s] }} aria-hidden="true" />
+                    {count(batch.tasks[s])}
+                  </td>
+                ))}
+              </tr>
+            </tbody>
+          </table>
+        </div>
         <TaskChart samples={series} summary={summary} />
       </section>
       <LegalHoursPanel batch={batch} now={now} />

@@ -71,7 +71,11 @@ export const ContactsPage = () => {
           onInput={(e) => setTyped(e.currentTarget.value)}
         />
         <span class="note" aria-live="polite">
-          {list.total === undefined ? "" : `${count(list.total)} contacts${query === "" ? "" : " match"}`}
+          {list.total === undefined
+            ? ""
+            : `${count(list.total)} ${list.total === 1 ? "contact" : "contacts"}${
+              query === "" ? "" : list.total === 1 ? " matches" : " match"
+            }`}
         </span>
       </div>
       <ErrorNote error={list.error} />

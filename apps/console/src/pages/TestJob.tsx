@@ -77,7 +77,7 @@ export const TestJobPage = (props: { readonly id: string }) => {
           type="button"
           class="link"
           onClick={() => void open(r)}
-          aria-label={`Details of ${r.test_case_job_id}`}
+          aria-label={`Transcript of ${r.test_case_definition_snapshot?.name ?? r.test_case_definition_id}`}
         >
           Transcript
         </button>

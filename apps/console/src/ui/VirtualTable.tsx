@@ -70,51 +70,53 @@ export function VirtualTable<A>(props: VirtualTableProps<A>) {
   const template = props.columns.map((c) => c.width).join(" ")
   const rowCount = (props.total ?? props.rows.length + (props.hasMore ? 1 : 0)) + 1
   return (
-    <div class="vtable" role="table" aria-label={props.label} aria-rowcount={rowCount}>
-      <div role="rowgroup" class="vtable-head">
-        <div role="row" aria-rowindex={1} class="vtable-row" style={{ gridTemplateColumns: template }}>
-          {props.columns.map((c) => (
-            <div role="columnheader" class={c.optional === true ? "cell optional" : "cell"} key={c.header}>
-              {c.header}
-            </div>
-          ))}
-        </div>
-      </div>
-      <div
-        ref={scrollRef}
-        class="vtable-scroll"
-        tabIndex={0}
-        role="rowgroup"
-        aria-label={`${props.label}: rows`}
-        aria-busy={props.loading}
-      >
-        <div style={{ height: `${virtualizer.getTotalSize()}px`, position: "relative" }}>
-          {items.map((item) => {
-            const row = props.rows[item.index]
-            if (row === undefined) return null
-            return (
-              <div
-                role="row"
-                aria-rowindex={item.index + 2}
-                class="vtable-row"
-                key={props.rowKey(row)}
-                style={{
-                  gridTemplateColumns: template,
-                  height: `${rowHeight}px`,
-                  transform: `translateY(${item.start}px)`
-                }}
-              >
-                {props.columns.map((c) => (
-                  <div role="cell" class={c.optional === true ? "cell optional" : "cell"} key={c.header}>
-                    {c.render(row)}
-                  </div>
-                ))}
+    <div class="vtable">
+      <div role="table" aria-label={props.label} aria-rowcount={rowCount}>
+        <div role="rowgroup" class="vtable-head">
+          <div role="row" aria-rowindex={1} class="vtable-row" style={{ gridTemplateColumns: template }}>
+            {props.columns.map((c) => (
+              <div role="columnheader" class={c.optional === true ? "cell optional" : "cell"} key={c.header}>
+                {c.header}
               </div>
-            )
-          })}
+            ))}
+          </div>
         </div>
-        {props.rows.length === 0 && !props.loading ? <p class="empty">{props.empty ?? "Nothing to show."}</p> : null}
+        <div
+          ref={scrollRef}
+          class="vtable-scroll"
+          tabIndex={0}
+          role="rowgroup"
+          aria-label={`${props.label}: rows`}
+          aria-busy={props.loading}
+        >
+          <div role="presentation" style={{ height: `${virtualizer.getTotalSize()}px`, position: "relative" }}>
+            {items.map((item) => {
+              const row = props.rows[item.index]
+              if (row === undefined) return null
+              return (
+                <div
+                  role="row"
+                  aria-rowindex={item.index + 2}
+                  class="vtable-row"
+                  key={props.rowKey(row)}
+                  style={{
+                    gridTemplateColumns: template,
+                    height: `${rowHeight}px`,
+                    transform: `translateY(${item.start}px)`
+                  }}
+                >
+                  {props.columns.map((c) => (
+                    <div role="cell" class={c.optional === true ? "cell optional" : "cell"} key={c.header}>
+                      {c.render(row)}
+                    </div>
+                  ))}
+                </div>
+              )
+            })}
+          </div>
+        </div>
       </div>
+      {props.rows.length === 0 && !props.loading ? <p class="empty">{props.empty ?? "Nothing to show."}</p> : null}
       <p class="vtable-foot" aria-live="polite">
         {props.loading
           ? "Loading…"
