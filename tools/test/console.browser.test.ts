@@ -110,7 +110,7 @@ const axeCheck = async (page: Page, what: string) => {
 }
 
 const shot = async (page: Page, name: string, width: "laptop" | "phone") => {
-  const image = await page.screenshot({ fullPage: false })
+  const image = await page.screenshot({ fullPage: true })
   assert.isAbove(image.length, 1000)
   if (SHOTS !== undefined) {
     fs.mkdirSync(SHOTS, { recursive: true })

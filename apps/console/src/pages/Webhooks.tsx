@@ -53,7 +53,7 @@ export const WebhooksPage = (props: { readonly callId?: string }) => {
       optional: true,
       render: (d) => <a href={href.call(d.call_id)}>{d.call_id}</a>
     },
-    { header: "Attempts", width: "minmax(4rem, 0.6fr)", render: (d) => String(d.attempt_count) },
+    { header: "Attempts", width: "minmax(4rem, 0.6fr)", optional: true, render: (d) => String(d.attempt_count) },
     {
       header: "Last answer",
       width: "minmax(7rem, 1.4fr)",

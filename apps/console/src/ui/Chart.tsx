@@ -35,7 +35,8 @@ export const TaskChart = (props: { readonly samples: ReadonlyArray<Sample>; read
       {
         width,
         height: 240,
-        scales: { x: { time: true } },
+        // one sample (a page just opened) would stretch the axis over years: show a minute either side instead
+        scales: { x: { time: true, range: (_u, min, max) => (min === max ? [min - 60, max + 60] : [min, max]) } },
         axes: [{ stroke: "#333" }, { stroke: "#333" }],
         series: [
           {},
