@@ -47,9 +47,21 @@ try {
     path.join(staging, "console.size.json"),
     JSON.stringify({ "console.js": size("console.js"), "console.css": size("console.css") }, null, 2) + "\n"
   )
-  // swap in whole: a server reading dist/ never sees half a build
-  fs.rmSync(dist, { recursive: true, force: true })
-  fs.renameSync(staging, dist)
+  // swap in whole: a server reading dist/ never sees half a build. Two builds at once (two test processes asking
+  // for /console) race here: the one that loses finds the other's complete dist/ and keeps it.
+  const previous = `${staging}-previous`
+  try {
+    fs.renameSync(dist, previous)
+  } catch {
+    // none yet, or another build moved it first
+  }
+  try {
+    fs.renameSync(staging, dist)
+  } catch (error) {
+    if (!fs.existsSync(path.join(dist, "console.inputs.json"))) throw error
+    fs.rmSync(staging, { recursive: true, force: true })
+  }
+  fs.rmSync(previous, { recursive: true, force: true })
 } catch (error) {
   fs.rmSync(staging, { recursive: true, force: true })
   throw error

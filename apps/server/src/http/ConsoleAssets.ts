@@ -83,8 +83,16 @@ export const makeLoader = (root: string = consoleRoot) => {
   return (): Promise<Assets> => {
     if (loading === undefined) {
       loading = (async () => {
-        if (staleness(root) !== undefined) await build(root)
-        return read(root)
+        // another process may be rebuilding the same dist/ (tests run in parallel): a read that meets its swap
+        // tries again
+        for (let attempt = 1;; attempt++) {
+          try {
+            if (staleness(root) !== undefined) await build(root)
+            return read(root)
+          } catch (error) {
+            if (attempt >= 3) throw error
+          }
+        }
       })()
       loading.catch(() => {
         loading = undefined
