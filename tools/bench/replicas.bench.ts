@@ -61,6 +61,7 @@ for (let round = 1; round <= ROUNDS; round++) {
   for (const problem of problems) failures.push(`round ${round}: ${problem}`)
   log(`  round ${round}: ${problems.length === 0 ? "every invariant held" : problems.join("; ")}`)
   for (const line of [...report.overruns.slice(0, 5), ...report.load.unexpected.slice(0, 5)]) log(`    ${line}`)
+  for (const line of report.processWarnings) log(`    logged: ${line}`)
 }
 const loadAfter = os.loadavg()
 

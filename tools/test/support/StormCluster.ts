@@ -249,7 +249,7 @@ export const spawnProcess = (
   let pending = ""
   const onLine = (line: string) => {
     if (line.includes("connection budget")) proc.budgetLines.push(line)
-    if (/"logLevel":"(WARN|ERROR|FATAL)"/i.test(line) || !line.startsWith("{")) proc.warnings.push(line.slice(0, 600))
+    if (/"level":"(WARN|ERROR|FATAL)"/.test(line) || !line.startsWith("{")) proc.warnings.push(line.slice(0, 600))
     if (kind === "scheduler" && proc.readyAt === undefined && line.includes("svc-scheduler started")) {
       proc.readyAt = Date.now()
     }

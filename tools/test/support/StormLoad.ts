@@ -53,8 +53,10 @@ export const request = (
       }
     }, (response) => {
       const chunks: Array<Buffer> = []
+      let ended = false
       response.on("data", (chunk: Buffer) => chunks.push(chunk))
       response.once("end", () => {
+        ended = true
         const retryAfter = response.headers["retry-after"]
         resolve({
           status: response.statusCode ?? 0,
@@ -63,6 +65,10 @@ export const request = (
         })
       })
       response.once("error", reject)
+      // a server killed mid-body: the answer never ends (settles nothing if it did end)
+      response.once("close", () => {
+        if (!ended) reject(new Error(`the answer (${response.statusCode}) was cut off`))
+      })
     })
     outgoing.once("timeout", () => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)))
     outgoing.once("error", reject)
@@ -156,22 +162,9 @@ export const startLoad = (options: LoadOptions) => {
       const operation = pick()
       const generation = slot.generation
       const wasUp = slot.up
+      let answer: Answer
       try {
-        const answer = await send(slot.port, operation)
-        results.answered++
-        if (answer.status >= 200 && answer.status < 300) {
-          results.served[operation]++
-          if (operation === "create-batch-call") {
-            results.createdBatches.push(String((JSON.parse(answer.body) as { batch_call_id: string }).batch_call_id))
-          }
-        } else if (answer.status === 503 && answer.retryAfter !== undefined) {
-          results.unavailable++
-        } else {
-          unexpected(
-            `${operation} on :${slot.port} answered ${answer.status} (Retry-After ${answer.retryAfter ?? "none"}, ` +
-              `server ${wasUp ? "up" : "down"}): ${answer.body.slice(0, 300)}`
-          )
-        }
+        answer = await send(slot.port, operation)
       } catch (error) {
         if (!wasUp || slot.generation !== generation) {
           results.noAnswerWhileDown++
@@ -181,6 +174,21 @@ export const startLoad = (options: LoadOptions) => {
         } else {
           unexpected(`${operation} on :${slot.port} (up, not killed meanwhile) got no answer: ${String(error)}`)
         }
+        continue
+      }
+      results.answered++
+      if (answer.status >= 200 && answer.status < 300) {
+        results.served[operation]++
+        if (operation === "create-batch-call") {
+          results.createdBatches.push(String((JSON.parse(answer.body) as { batch_call_id: string }).batch_call_id))
+        }
+      } else if (answer.status === 503 && answer.retryAfter !== undefined) {
+        results.unavailable++
+      } else {
+        unexpected(
+          `${operation} on :${slot.port} answered ${answer.status} (Retry-After ${answer.retryAfter ?? "none"}, ` +
+            `server ${wasUp ? "up" : "down"}): ${answer.body.slice(0, 300)}`
+        )
       }
     }
   }

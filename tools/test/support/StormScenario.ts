@@ -118,6 +118,8 @@ export interface StormReport {
   readonly load: LoadResults
   /** Connection-budget lines that said "exceeded", and processes that logged no budget line. */
   readonly budgetWarnings: ReadonlyArray<string>
+  /** The distinct warnings and errors the processes logged (message only, first 40), with how often: what to read. */
+  readonly processWarnings: ReadonlyArray<string>
   /** Exit codes after the final SIGTERM. */
   readonly finalExitCodes: ReadonlyArray<number | null>
   readonly dials: {
@@ -346,6 +348,19 @@ export const runStorm = async (overrides: Partial<StormSettings> = {}): Promise<
       }
       for (const line of p.budgetLines) if (line.includes("exceeded")) budgetWarnings.push(`${p.name}: ${line}`)
     }
+    const warnings = new Map<string, number>()
+    for (const p of processes) {
+      for (const line of p.warnings) {
+        let message = line
+        try {
+          message = `${p.kind}: ${String((JSON.parse(line) as { message: unknown }).message)}`
+        } catch {
+          message = `${p.kind}: ${line}`
+        }
+        warnings.set(message, (warnings.get(message) ?? 0) + 1)
+      }
+    }
+    const processWarnings = [...warnings].slice(0, 40).map(([message, n]) => `${n} x ${message.slice(0, 300)}`)
     const dials = await oracle(cluster)
     return {
       settings: (({ say: _, ...rest }) => rest)(settings),
@@ -360,6 +375,7 @@ export const runStorm = async (overrides: Partial<StormSettings> = {}): Promise<
       overruns: sampler.overruns,
       load: loadResults,
       budgetWarnings,
+      processWarnings,
       finalExitCodes,
       dials
     }
