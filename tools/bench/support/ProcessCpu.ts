@@ -1,0 +1,72 @@
+// CPU time of processes from /proc (Linux), for benchmarks that report CPU per task or request beside wall time: on
+// this shared 2-core machine, CPU per unit of work varies far less with other engineers' load than wall time does.
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/** Linux reports CPU time in clock ticks of 10 ms (USER_HZ = 100). */
+const TICK_MS = 10
+
+interface Stat {
+  readonly pid: number
+  readonly parent: number
+  /** utime + stime, ms. */
+  readonly cpuMs: number
+  /** cutime + cstime, ms: the CPU of the children this process has waited for (reaped). */
+  readonly reapedMs: number
+}
+
+/** A process's parent and CPU time so far, from /proc/PID/stat; undefined once it has ended. */
+export const procStat = (pid: number): Stat | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    // after "pid (comm) ": state, ppid, ..., utime (14th field of the file), stime, cutime, cstime
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return {
+      pid,
+      parent: Number(fields[1]),
+      cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS,
+      reapedMs: (Number(fields[13]) + Number(fields[14])) * TICK_MS
+    }
+  } catch {
+    return undefined
+  }
+}
+
+/** CPU time (ms) a process has used so far; 0 once it has ended. */
+export const processCpuMs = (pid: number | undefined): number =>
+  (pid === undefined ? undefined : procStat(pid))?.cpuMs ?? 0
+
+/**
+ * CPU time (ms) used so far by an embedded PostgreSQL (its data directory `dataDir`, as BenchSupport's
+ * `benchDatabase` lays it out): the postmaster, its live children (backends, autovacuum, checkpointer, WAL writer)
+ * and, through the postmaster's cutime/cstime, the children that have ended: a backend whose connection closed
+ * during a measurement keeps its CPU in the sum instead of taking it away. 0 when the server is not ours to see.
+ */
+export const postgresCpuMs = (dataDir: string | undefined): number => {
+  if (dataDir === undefined) return 0
+  let postmaster: number
+  try {
+    postmaster = Number(fs.readFileSync(path.join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0])
+  } catch {
+    return 0
+  }
+  let total = 0
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = procStat(Number(entry))
+    if (stat === undefined) continue
+    if (stat.pid === postmaster) total += stat.cpuMs + stat.reapedMs
+    else if (stat.parent === postmaster) total += stat.cpuMs
+  }
+  return total
+}
+
+/** The whole machine's CPU time (ms, summed over cores) so far, busy and in total, from /proc/stat. */
+export const machineCpuMs = (): { readonly busy: number; readonly total: number } => {
+  const line = fs.readFileSync("/proc/stat", "utf8").split("\n")[0]!
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest time is already in user)
+  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number)
+  const total = ticks.reduce((a, b) => a + b, 0)
+  const idle = ticks[3]! + ticks[4]!
+  return { busy: (total - idle) * TICK_MS, total: total * TICK_MS }
+}
