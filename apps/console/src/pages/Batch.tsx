@@ -221,7 +221,8 @@ const Tasks = (props: { readonly id: string; readonly now: number }) => {
   const list = usePaged(
     (key) =>
       client.post<Page<BatchTask>>(`/list-batch-call-tasks/${encodeURIComponent(props.id)}`, {
-        limit: 200,
+        // a first page of what a screen shows, then larger pages as the user scrolls
+        limit: key === undefined ? 50 : 500,
         ...(key === undefined ? {} : { pagination_key: key }),
         ...(state === "" ? {} : { filter_criteria: { state: { type: "enum", op: "in", value: [state] } } })
       }),
@@ -323,74 +324,81 @@ export const BatchPage = (props: { readonly id: string }) => {
     }
   }, [props.id, tick])
 
-  if (batch === undefined) {
-    return (
-      <section>
-        <h1>Batch {props.id}</h1>
+  const summary = batch === undefined ?
+    "" :
+    `Task counts over time: ${
+      TASK_STATES.map((s) => `${s} ${count(batch.tasks[s])}`).join(", ")
+    } (${series.length} samples since this page first opened in this tab)`
+  const details = batch === undefined
+    ? (
+      <>
+        <h1 id="batch-title">Batch {props.id}</h1>
         {error === undefined ? <p>Loading…</p> : <ErrorNote error={error} />}
-      </section>
+      </>
     )
-  }
-  const summary = `Task counts over time: ${
-    TASK_STATES.map((s) => `${s} ${count(batch.tasks[s])}`).join(", ")
-  } (${series.length} samples since this page first opened in this tab)`
+    : (
+      <>
+        <p class="crumbs">
+          <a href={href.batches()}>Batch calls</a> /
+        </p>
+        <h1 id="batch-title">{batch.name === "" ? batch.batch_call_id : batch.name}</h1>
+        <ErrorNote error={error} />
+        <BatchProgressBar batch={batch} />
+        <Fields
+          rows={[
+            ["Status", <span class={`badge ${batch.status}`} data-testid="batch-status">{batch.status}</span>],
+            ["Id", batch.batch_call_id],
+            ["From", batch.from_number],
+            ["Calls placed", count(batch.calls_placed)],
+            ["Calls in flight", count(batch.calls_in_flight)],
+            ["Max concurrency", batch.max_concurrency === undefined ? "—" : String(batch.max_concurrency)],
+            ["Created", <Time at={batch.created_timestamp} now={now} />],
+            ["Trigger", <Time at={batch.scheduled_timestamp} now={now} />],
+            ["Window", windowText(batch, now)],
+            ["Estimated completion", <Time at={batch.estimated_completion_timestamp} now={now} />],
+            ...(batch.completed_timestamp === null
+              ? []
+              : [["Completed", <Time at={batch.completed_timestamp} now={now} />] as const]),
+            ...(batch.cancelled_timestamp === null
+              ? []
+              : [["Cancelled", <Time at={batch.cancelled_timestamp} now={now} />] as const])
+          ]}
+        />
+        <Actions
+          batch={batch}
+          onDone={(next) => (next === undefined ? setTick((n) => n + 1) : (accept(next), setTick((n) => n + 1)))}
+        />
+        <section aria-labelledby="counts-title" class="panel">
+          <h2 id="counts-title">Tasks by state</h2>
+          <div class="scroll-x" tabIndex={0} role="region" aria-label="Tasks per state">
+            <table class="plain counts">
+              <caption class="visually-hidden">Tasks per state now</caption>
+              <thead>
+                <tr>
+                  {TASK_STATES.map((s) => <th scope="col" key={s}>{s}</th>)}
+                </tr>
+              </thead>
+              <tbody>
+                <tr>
+                  {TASK_STATES.map((s) => (
+                    <td key={s} data-state={s}>
+                      <span class="swatch" style={{ background: STATE_COLOURS[s] }} aria-hidden="true" />
+                      {count(batch.tasks[s])}
+                    </td>
+                  ))}
+                </tr>
+              </tbody>
+            </table>
+          </div>
+          <TaskChart samples={series} summary={summary} />
+        </section>
+        <LegalHoursPanel batch={batch} now={now} />
+      </>
+    )
+  // the tasks are asked for at once, beside the progress, and stay mounted when it arrives
   return (
     <section aria-labelledby="batch-title">
-      <p class="crumbs">
-        <a href={href.batches()}>Batch calls</a> /
-      </p>
-      <h1 id="batch-title">{batch.name === "" ? batch.batch_call_id : batch.name}</h1>
-      <ErrorNote error={error} />
-      <BatchProgressBar batch={batch} />
-      <Fields
-        rows={[
-          ["Status", <span class={`badge ${batch.status}`} data-testid="batch-status">{batch.status}</span>],
-          ["Id", batch.batch_call_id],
-          ["From", batch.from_number],
-          ["Calls placed", count(batch.calls_placed)],
-          ["Calls in flight", count(batch.calls_in_flight)],
-          ["Max concurrency", batch.max_concurrency === undefined ? "—" : String(batch.max_concurrency)],
-          ["Created", <Time at={batch.created_timestamp} now={now} />],
-          ["Trigger", <Time at={batch.scheduled_timestamp} now={now} />],
-          ["Window", windowText(batch, now)],
-          ["Estimated completion", <Time at={batch.estimated_completion_timestamp} now={now} />],
-          ...(batch.completed_timestamp === null
-            ? []
-            : [["Completed", <Time at={batch.completed_timestamp} now={now} />] as const]),
-          ...(batch.cancelled_timestamp === null
-            ? []
-            : [["Cancelled", <Time at={batch.cancelled_timestamp} now={now} />] as const])
-        ]}
-      />
-      <Actions
-        batch={batch}
-        onDone={(next) => (next === undefined ? setTick((n) => n + 1) : (accept(next), setTick((n) => n + 1)))}
-      />
-      <section aria-labelledby="counts-title" class="panel">
-        <h2 id="counts-title">Tasks by state</h2>
-        <div class="scroll-x" tabIndex={0} role="region" aria-label="Tasks per state">
-          <table class="plain counts">
-            <caption class="visually-hidden">Tasks per state now</caption>
-            <thead>
-              <tr>
-                {TASK_STATES.map((s) => <th scope="col" key={s}>{s}</th>)}
-              </tr>
-            </thead>
-            <tbody>
-              <tr>
-                {TASK_STATES.map((s) => (
-                  <td key={s} data-state={s}>
-                    <span class="swatch" style={{ background: STATE_COLOURS[s] }} aria-hidden="true" />
-                    {count(batch.tasks[s])}
-                  </td>
-                ))}
-              </tr>
-            </tbody>
-          </table>
-        </div>
-        <TaskChart samples={series} summary={summary} />
-      </section>
-      <LegalHoursPanel batch={batch} now={now} />
+      {details}
       <Tasks id={props.id} now={now} />
     </section>
   )

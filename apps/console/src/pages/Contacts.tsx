@@ -27,7 +27,7 @@ export const ContactsPage = () => {
   const list = usePaged(
     (key) =>
       client.post<Page<Contact>>("/list-contacts", {
-        limit: 100,
+        limit: key === undefined ? 50 : 200,
         ...(key === undefined ? {} : { pagination_key: key }),
         ...(query === "" ? {} : { search_query: query })
       }),
