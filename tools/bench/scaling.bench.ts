@@ -42,6 +42,7 @@ import { makeDispatchBatches } from "./support/DispatchBatches.ts"
 import { machineCpuMs, postgresCpuMs, processCpuMs } from "./support/ProcessCpu.ts"
 import {
   freePort,
+  killSpawned,
   pauseWhenIdle,
   resumeProcesses,
   startServer,
@@ -109,6 +110,14 @@ interface Sample {
 }
 
 const database = await benchDatabase("scaling")
+// interrupted (Ctrl-C, a timeout's SIGTERM): the database goes too (SvcProcesses kills its children on exit)
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    say(`${signal}: stopping`)
+    killSpawned()
+    void database.close().finally(() => process.exit(1))
+  })
+}
 const url = Redacted.value(database.url)
 const monitor = new pg.Client({ connectionString: withApplicationName(url, "scaling-monitor") })
 await monitor.connect()

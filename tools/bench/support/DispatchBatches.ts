@@ -8,6 +8,8 @@ import { Effect, Layer, ManagedRuntime, type Redacted, References, Schema, type 
 import { SqlClient } from "effect/sql"
 
 const FROM = "+14155550100"
+/** A batch whose unfinished tasks have not changed for this long is stuck. */
+const STALL_MS = 120_000
 
 export interface DispatchBatches {
   /**
@@ -18,7 +20,10 @@ export interface DispatchBatches {
   readonly batchStatus: (batchCallId: string) => Promise<string>
   /** Calls not yet applied to their contacts (the workers' contact feed runs beside dispatch). */
   readonly feedQueue: () => Promise<number>
-  /** Polls every 20 ms until the batch is completed. */
+  /**
+   * Polls every 20 ms until the batch is completed; fails when its tasks stop moving for `STALL_MS` (a worker that
+   * no longer records its calls would otherwise hold the bench forever).
+   */
   readonly untilCompleted: (batchCallId: string) => Promise<void>
   /** Polls every 20 ms until every call is applied to its contact. */
   readonly untilFed: () => Promise<void>
@@ -82,12 +87,35 @@ export const makeDispatchBatches = (
 
   const pause = () => new Promise((resolve) => setTimeout(resolve, 20))
 
+  /** The batch's tasks by state, e.g. "pending 2000, dialling 1000". */
+  const taskStates = (batchCallId: string) =>
+    run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ state: string; n: number }>`
+        SELECT state, count(*)::int4 AS n FROM batch_call_tasks WHERE batch_call_id = ${batchCallId} GROUP BY state
+        ORDER BY state`
+      return rows.map((r) => `${r.state} ${r.n}`).join(", ")
+    }))
+
   return {
     seedBatch,
     batchStatus,
     feedQueue,
     untilCompleted: async (batchCallId) => {
-      while (await batchStatus(batchCallId) !== "completed") await pause()
+      let seen = ""
+      let since = performance.now()
+      for (let polls = 1; await batchStatus(batchCallId) !== "completed"; polls++) {
+        await pause()
+        // every ~5 s: have the tasks moved?
+        if (polls % 250 !== 0) continue
+        const states = await taskStates(batchCallId)
+        if (states !== seen) {
+          seen = states
+          since = performance.now()
+        } else if (performance.now() - since > STALL_MS) {
+          throw new Error(`batch ${batchCallId} stuck for ${STALL_MS / 1000} s: ${states}`)
+        }
+      }
     },
     untilFed: async () => {
       while (await feedQueue() > 0) await pause()

@@ -10,9 +10,11 @@ const root = path.resolve(import.meta.dirname, "..", "..", "..")
 // Every process spawned here is killed when the bench ends, however it ends: a paused (stopped) one would otherwise
 // stay behind forever, holding its connections.
 const spawned = new Set<ChildProcess>()
-process.once("exit", () => {
+/** SIGKILL to every process spawned here that is still running (paused ones too). */
+export const killSpawned = () => {
   for (const child of spawned) child.kill("SIGKILL")
-})
+}
+process.once("exit", killSpawned)
 const track = (child: ChildProcess) => {
   spawned.add(child)
   child.once("exit", () => spawned.delete(child))
