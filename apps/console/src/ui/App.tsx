@@ -68,27 +68,28 @@ const NAV: ReadonlyArray<readonly [string, string, ReadonlyArray<Route["page"]>]
   ["Tests", href.tests(), ["tests", "test"]]
 ]
 
+// each record page is keyed by its id: going from one batch to another starts a new page (its own samples, polls)
 const Page = (props: { readonly route: Route }) => {
   const route = props.route
   switch (route.page) {
     case "batches":
       return <BatchesPage />
     case "batch":
-      return <BatchPage id={route.id} />
+      return <BatchPage key={route.id} id={route.id} />
     case "calls":
       return <CallsPage {...(route.batchCallId === undefined ? {} : { batchCallId: route.batchCallId })} />
     case "call":
-      return <CallPage id={route.id} />
+      return <CallPage key={route.id} id={route.id} />
     case "contacts":
       return <ContactsPage />
     case "contact":
-      return <ContactPage id={route.id} />
+      return <ContactPage key={route.id} id={route.id} />
     case "webhooks":
       return <WebhooksPage {...(route.callId === undefined ? {} : { callId: route.callId })} />
     case "tests":
       return <TestsPage />
     case "test":
-      return <TestJobPage id={route.id} />
+      return <TestJobPage key={route.id} id={route.id} />
   }
 }
 
