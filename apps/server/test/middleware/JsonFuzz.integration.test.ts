@@ -441,6 +441,26 @@ const retryRoutes: ReadonlyArray<Route> = [
 ]
 const RETRY_REQUESTS = 100
 
+// list-webhook-deliveries (issue 33, an svc extension) in a loop of its own after the others, so their seeded sequences
+// stay what they were
+const deliveryRoutes: ReadonlyArray<Route> = [
+  {
+    method: "POST",
+    contract: "/list-webhook-deliveries",
+    statuses: [200, 400, 429],
+    request: (r) => ({
+      path: "/list-webhook-deliveries",
+      raw: r.pick([
+        () => value(r),
+        () => `{"limit":${r.pick(NUMBERS)}}`,
+        () => `{"filter_criteria":{"call_id":{"type":"enum","value":[${scalar(r)}]}}}`,
+        () => `{"filter_criteria":{"state":${value(r)}}}`
+      ])()
+    })
+  }
+]
+const DELIVERY_REQUESTS = 100
+
 /** A GET's target: its path with ids, and a query of nested-looking names and values (none of them declared). */
 const getPath = (r: Random, contract: string): string => {
   const path = contract
@@ -464,7 +484,7 @@ const expectOk = async (method: string, path: string, body?: unknown) => {
 describe("nested, wide and mixed JSON on every route", () => {
   it(`never answers 5xx, and what a write accepts every read endpoint answers (seed ${SEED})`, async () => {
     const covered = new Set(
-      [...routes, ...batchListRoutes, ...suppressionRoutes, ...retryRoutes].map((route) =>
+      [...routes, ...batchListRoutes, ...suppressionRoutes, ...retryRoutes, ...deliveryRoutes].map((route) =>
         `${route.method} ${route.contract}`
       )
     )
@@ -613,6 +633,19 @@ describe("nested, wide and mixed JSON on every route", () => {
       }
     }
     assert.isAbove(retried, 5, `retries accepted and read back: ${retried}`)
+    const deliveries = prng(SEED + 4)
+    for (let n = 0; n < DELIVERY_REQUESTS; n++) {
+      const route = deliveries.pick(deliveryRoutes)
+      const made = route.request(deliveries, n)
+      const response = await server.request(route.method, made.path, made.raw === undefined ? {} : { raw: made.raw })
+      const context = `seed ${SEED + 4} #${n} ${route.method} ${made.path} ${
+        (made.raw ?? "").slice(0, 160)
+      } -> ${response.status} ${response.text.slice(0, 300)}`
+      assert.include(route.statuses, response.status, context)
+      if (response.status >= 400) {
+        assert.deepStrictEqual(Object.keys(response.json as object).sort(), ["message", "status"], context)
+      }
+    }
     // whatever was accepted, the org's lists still answer
     await expectOk("POST", "/list-suppressions", { limit: 1000 })
     assert.isAbove(suppressed, 10, `suppressions created and read back: ${suppressed}`)
