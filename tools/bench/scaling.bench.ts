@@ -10,7 +10,7 @@
 //      requests/s, CPU per request (servers, PostgreSQL, and the load generator, which runs on the same 2 cores),
 //      p50 and p99 latency.
 //
-//   node tools/bench/scaling.bench.ts [--rounds=5] [--processes=1,2,4] [--tasks=20000] [--warm-ups=4]
+//   node tools/bench/scaling.bench.ts [--rounds=5] [--processes=1,2,4] [--tasks=20000] [--warm-ups=3]
 //     [--contacts=100000] [--connections=16] [--seconds=10] [--dispatch-only | --http-only]
 //
 // The machine is shared and noisy, so each round measures every process count back to back, starting with a
@@ -23,7 +23,7 @@
 // are long-running. While one set is measured the others are paused (SIGSTOP: no CPU, no timers, connections kept,
 // paused only when none of their backends is inside a statement or transaction) and resumed for their turn, after
 // which a small settle batch (or 2 s of load) lets their pools reconnect (pg closes connections idle for 10 s).
-// Before the rounds each scheduler set dispatches `--warm-ups` full batches per process (4 processes: 16 batches,
+// Before the rounds each scheduler set dispatches `--warm-ups` full batches per process (4 processes: 12 batches,
 // so each of them has dispatched as many tasks as the single process), each server set serves 5 s of load.
 //
 // Runs on DATABASE_URL when set (its CPU then is not seen: PostgreSQL's columns read 0), else on an embedded
@@ -39,7 +39,7 @@ import * as os from "node:os"
 import pg from "pg"
 import { argument, benchDatabase, median } from "./support/BenchSupport.ts"
 import { makeDispatchBatches } from "./support/DispatchBatches.ts"
-import { machineCpuMs, postgresCpuMs, processCpuMs } from "./support/ProcessCpu.ts"
+import { machineCpuMs, processCpuMs, startPostgresSampler } from "./support/ProcessCpu.ts"
 import {
   freePort,
   killSpawned,
@@ -60,7 +60,7 @@ if (COUNTS.length === 0 || COUNTS.some((n) => !Number.isInteger(n) || n < 1)) {
 if (!COUNTS.includes(1)) throw new Error("--processes must include 1: every ratio is against 1 process")
 const TASKS = argument("tasks", 20_000)
 // full batches per worker process before the rounds (see the header)
-const WARM_UPS = argument("warm-ups", 4)
+const WARM_UPS = argument("warm-ups", 3)
 // the settle batch after a paused set is resumed: enough for every process to claim and record a few times
 const SETTLE_TASKS = 2_000
 const CONCURRENCY = 1_000
@@ -99,6 +99,10 @@ interface Sample {
   readonly units: number
   readonly svcCpuMs: number
   readonly postgresCpuMs: number
+  /** Of postgresCpuMs: client backends, autovacuum workers, background processes (see startPostgresSampler). */
+  readonly postgresBackendMs: number
+  readonly autovacuumMs: number
+  readonly postgresBackgroundMs: number
   /** This process (the load generator, for list-contacts; the batch seeding and polling, for dispatch). */
   readonly benchCpuMs: number
   /** Every process on the machine, summed over its cores. */
@@ -122,26 +126,39 @@ const url = Redacted.value(database.url)
 const monitor = new pg.Client({ connectionString: withApplicationName(url, "scaling-monitor") })
 await monitor.connect()
 
-/** CPU (ms) so far of the set's processes, PostgreSQL, this process and the machine, at one instant. */
+/** CPU (ms) so far of the set's processes, this process and the machine, and PostgreSQL's from now on. */
 const snapshot = (set: ProcessSet) => {
   const self = process.cpuUsage()
   return {
     svc: set.children.reduce((sum, child) => sum + processCpuMs(child.pid), 0),
-    postgres: postgresCpuMs(database.dataDir),
+    postgres: startPostgresSampler(database.dataDir),
     bench: (self.user + self.system) / 1000,
     machine: machineCpuMs().busy,
     at: performance.now()
   }
 }
 const since = (set: ProcessSet, before: ReturnType<typeof snapshot>) => {
-  const after = snapshot(set)
+  const postgres = before.postgres.stop()
+  const self = process.cpuUsage()
   return {
-    ms: after.at - before.at,
-    svcCpuMs: after.svc - before.svc,
-    postgresCpuMs: after.postgres - before.postgres,
-    benchCpuMs: after.bench - before.bench,
-    machineBusyMs: after.machine - before.machine
+    ms: performance.now() - before.at,
+    svcCpuMs: set.children.reduce((sum, child) => sum + processCpuMs(child.pid), 0) - before.svc,
+    postgresCpuMs: postgres.total,
+    postgresBackendMs: postgres.backend,
+    autovacuumMs: postgres.autovacuum,
+    postgresBackgroundMs: postgres.total - postgres.backend - postgres.autovacuum,
+    benchCpuMs: (self.user + self.system) / 1000 - before.bench,
+    machineBusyMs: machineCpuMs().busy - before.machine
   }
+}
+
+/** One sample in a line: throughput, CPU per unit by party, cores used, the machine's load. */
+const describe = (s: Sample, unit: string) => {
+  const per = (ms: number) => ((ms * 1000) / s.units).toFixed(0)
+  return `${Math.round(s.units / (s.ms / 1000))} ${unit}s/s, CPU µs/${unit}: svc ${per(s.svcCpuMs)} + PostgreSQL ` +
+    `${per(s.postgresCpuMs)} (backends ${per(s.postgresBackendMs)}, autovacuum ${per(s.autovacuumMs)}, other ` +
+    `${per(s.postgresBackgroundMs)}); cores: svc + PostgreSQL ${((s.svcCpuMs + s.postgresCpuMs) / s.ms).toFixed(2)}, ` +
+    `machine ${(s.machineBusyMs / s.ms).toFixed(2)}; load ${os.loadavg()[0]!.toFixed(1)}`
 }
 
 /** Round `round`'s order: the counts rotated by the round number. */
@@ -196,13 +213,9 @@ try {
           await batches.untilFed()
           const fedMs = performance.now() - before.at
           await pauseWhenIdle(monitor, set.children, set.names)
-          dispatchSamples.push({ count, units: TASKS, ...cpu, fedMs })
-          say(
-            `dispatch round ${round + 1}, ${count} process(es): ${Math.round(TASKS / (cpu.ms / 1000))} tasks/s, ` +
-              `CPU ${((cpu.svcCpuMs + cpu.postgresCpuMs) * 1000 / TASKS).toFixed(0)} µs/task ` +
-              `(${(cpu.svcCpuMs * 1000 / TASKS).toFixed(0)} + ${(cpu.postgresCpuMs * 1000 / TASKS).toFixed(0)}), ` +
-              `load ${os.loadavg()[0]!.toFixed(1)}`
-          )
+          const sample = { count, units: TASKS, ...cpu, fedMs }
+          dispatchSamples.push(sample)
+          say(`dispatch round ${round + 1}, ${count} process(es): ${describe(sample, "task")}`)
         }
       }
     } finally {
@@ -283,9 +296,8 @@ try {
             errors: result.non2xx + result.errors + result.timeouts
           })
           say(
-            `list-contacts round ${round + 1}, ${count} process(es): ` +
-              `${Math.round(result.requests.total / (cpu.ms / 1000))} req/s, p50 ${result.latency.p50} ms, ` +
-              `p99 ${result.latency.p99} ms, load ${os.loadavg()[0]!.toFixed(1)}`
+            `list-contacts round ${round + 1}, ${count} process(es): ${describe(httpSamples.at(-1)!, "request")}, ` +
+              `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`
           )
         }
       }
@@ -360,6 +372,8 @@ const table = (samples: ReadonlyArray<Sample>, unit: "task" | "request") => {
       true,
       (count) => `${((cpuPer(count, (s) => s.postgresCpuMs) / total(count)) * 100).toFixed(0)} %`
     ],
+    // autovacuum's work lands in whichever measurement it overlaps: a round with it costs more than one without
+    [`of PostgreSQL's, autovacuum µs per ${unit}`, true, (count) => cpuPer(count, (s) => s.autovacuumMs).toFixed(0)],
     [
       `${unit === "task" ? "bench process (seeding, polling)" : "autocannon"} CPU µs per ${unit}`,
       true,
@@ -386,6 +400,22 @@ const table = (samples: ReadonlyArray<Sample>, unit: "task" | "request") => {
   ]
 }
 
+/** Every measurement, in the order taken: what the medians hide (a round with autovacuum in it, a burst of load). */
+const rounds = (samples: ReadonlyArray<Sample>, unit: "task" | "request") => {
+  const perRound = samples.length / ROUNDS
+  return [
+    `| round | processes | ${unit}s/s | CPU µs per ${unit}: svc | PostgreSQL backends | autovacuum | PostgreSQL, other | ` +
+    "cores used by svc + PostgreSQL | cores busy, whole machine |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...samples.map((s, i) => {
+      const per = (ms: number) => us(ms, s.units).toFixed(0)
+      return `| ${Math.floor(i / perRound) + 1} | ${s.count} | ${n(rate(s))} | ${per(s.svcCpuMs)} | ` +
+        `${per(s.postgresBackendMs)} | ${per(s.autovacuumMs)} | ${per(s.postgresBackgroundMs)} | ` +
+        `${((s.svcCpuMs + s.postgresCpuMs) / s.ms).toFixed(2)} | ${(s.machineBusyMs / s.ms).toFixed(2)} |`
+    })
+  ]
+}
+
 const cpu = os.cpus()[0]?.model ?? "unknown CPU"
 const lines = [
   `## Horizontal scaling (issue 30 item 6; ${startedAt.toISOString().slice(0, 10)}, ` +
@@ -406,6 +436,10 @@ if (dispatchSamples.length > 0) {
       `latency; from the batch's creation to its completion. Each set warmed with ${WARM_UPS} batch(es) per process.`,
     "",
     ...table(dispatchSamples, "task"),
+    "",
+    "Each measurement:",
+    "",
+    ...rounds(dispatchSamples, "task"),
     ""
   )
 }
@@ -416,6 +450,10 @@ if (httpSamples.length > 0) {
       `autocannon in the bench process, ${SECONDS} s per measurement.`,
     "",
     ...table(httpSamples, "request"),
+    "",
+    "Each measurement:",
+    "",
+    ...rounds(httpSamples, "request"),
     ""
   )
 }

@@ -70,3 +70,72 @@ export const machineCpuMs = (): { readonly busy: number; readonly total: number 
   const idle = ticks[3]! + ticks[4]!
   return { busy: (total - idle) * TICK_MS, total: total * TICK_MS }
 }
+
+/** What a PostgreSQL process does, from the title it sets (`postgres: autovacuum worker svc`, `postgres: svc svc ...`). */
+export type PostgresKind = "backend" | "autovacuum" | "background"
+
+const kindOf = (pid: number): PostgresKind | undefined => {
+  let title: string
+  try {
+    title = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ")
+  } catch {
+    return undefined
+  }
+  if (title.includes("autovacuum worker")) return "autovacuum"
+  // the checkpointer, background writer, WAL writer, I/O workers, launchers: everything that serves no client
+  if (
+    /postgres: (checkpointer|background writer|walwriter|io worker|autovacuum launcher|logical replication)/.test(title)
+  ) {
+    return "background"
+  }
+  return "backend"
+}
+
+/**
+ * PostgreSQL's CPU over an interval split by kind of process: client backends (the statements of svc and of the
+ * bench), autovacuum workers (whose work lands in whichever measurement it happens to overlap), and the background
+ * processes. Samples /proc every `everyMs` while running, because an autovacuum worker (or a backend whose connection
+ * closes) ends during the interval and its CPU then only reaches the postmaster's total, with no kind; what ended
+ * between two samples is counted in `total` (exact, from `postgresCpuMs`) but in no kind, so the kinds may sum to a
+ * little less than the total.
+ */
+export const startPostgresSampler = (dataDir: string | undefined, everyMs = 200) => {
+  const startTotal = postgresCpuMs(dataDir)
+  /** Per pid: its kind, its CPU when first seen (0 for a process started after the sampler), its CPU last seen. */
+  const seen = new Map<number, { kind: PostgresKind; first: number; last: number }>()
+  let firstSample = true
+  const sample = () => {
+    if (dataDir === undefined) return
+    let postmaster: number
+    try {
+      postmaster = Number(fs.readFileSync(path.join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0])
+    } catch {
+      return
+    }
+    for (const entry of fs.readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue
+      const stat = procStat(Number(entry))
+      if (stat === undefined || stat.parent !== postmaster) continue
+      const known = seen.get(stat.pid)
+      if (known !== undefined) {
+        seen.set(stat.pid, { ...known, last: stat.cpuMs })
+        continue
+      }
+      const kind = kindOf(stat.pid)
+      if (kind !== undefined) seen.set(stat.pid, { kind, first: firstSample ? stat.cpuMs : 0, last: stat.cpuMs })
+    }
+    firstSample = false
+  }
+  sample()
+  const timer = setInterval(sample, everyMs)
+  return {
+    /** Stops sampling; PostgreSQL's CPU (ms) since the start, in total and by kind. */
+    stop: () => {
+      clearInterval(timer)
+      sample()
+      const byKind: Record<PostgresKind, number> = { backend: 0, autovacuum: 0, background: 0 }
+      for (const { first, kind, last } of seen.values()) byKind[kind] += last - first
+      return { total: postgresCpuMs(dataDir) - startTotal, ...byKind }
+    }
+  }
+}
