@@ -11,7 +11,7 @@
 //      p50 and p99 latency.
 //
 //   node tools/bench/scaling.bench.ts [--rounds=5] [--processes=1,2,4] [--tasks=20000] [--warm-ups=3]
-//     [--contacts=100000] [--connections=16] [--seconds=10] [--dispatch-only | --http-only]
+//     [--contacts=100000] [--connections=16] [--seconds=10] [--dispatch-only | --http-only] [--statements]
 //
 // The machine is shared and noisy, so each round measures every process count back to back, starting with a
 // different count each round (round r starts with the (r mod 3)-th: the tables grow with every batch and the load
@@ -113,7 +113,16 @@ interface Sample {
   readonly errors?: number
 }
 
-const database = await benchDatabase("scaling")
+// --statements (diagnostics): pg_stat_statements (track = all: the claim function's statements and the triggers'
+// included) reset before each measurement and its top statements by time printed after it, per unit of work, with
+// the dead tuples of the tables the claim reads: where PostgreSQL's CPU went in a slow round. Needs the bench's own
+// embedded server (the library is loaded at server start)
+const statements = process.argv.includes("--statements")
+const database = await benchDatabase("scaling", {
+  settings: statements
+    ? { shared_preload_libraries: "'pg_stat_statements'", "pg_stat_statements.track": "all" }
+    : {}
+})
 // interrupted (Ctrl-C, a timeout's SIGTERM): the database goes too (SvcProcesses kills its children on exit)
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
@@ -125,6 +134,32 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 const url = Redacted.value(database.url)
 const monitor = new pg.Client({ connectionString: withApplicationName(url, "scaling-monitor") })
 await monitor.connect()
+if (statements) await monitor.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+
+/** With --statements: forgets the statements' counters (before a measurement). */
+const resetStatements = async () => {
+  if (statements) await monitor.query("SELECT pg_stat_statements_reset()")
+}
+/** With --statements: the top statements since the reset, per unit of work, and the claim's tables' dead tuples. */
+const printStatements = async (units: number, unit: string) => {
+  if (!statements) return
+  const { rows } = await monitor.query<{ query: string; calls: string; rows: string; ms: number; hits: string }>(
+    `SELECT regexp_replace(left(query, 110), '[[:space:]]+', ' ', 'g') AS query, calls, rows,
+       total_exec_time AS ms, shared_blks_hit + shared_blks_read AS hits
+     FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 6`
+  )
+  for (const r of rows) {
+    say(
+      `    ${((r.ms * 1000) / units).toFixed(0)} µs/${unit}, ${(Number(r.hits) / units).toFixed(1)} buffers/${unit}, ` +
+        `${r.calls} calls, ${r.rows} rows: ${r.query}`
+    )
+  }
+  const dead = await monitor.query<{ relname: string; live: string; dead: string }>(
+    `SELECT relname, n_live_tup AS live, n_dead_tup AS dead FROM pg_stat_user_tables
+     WHERE relname IN ('batch_call_tasks', 'calls', 'contacts', 'contact_feed', 'batch_calls') ORDER BY relname`
+  )
+  say(`    tuples live/dead: ${dead.rows.map((r) => `${r.relname} ${r.live}/${r.dead}`).join(", ")}`)
+}
 
 /** CPU (ms) so far of the set's processes, this process and the machine, and PostgreSQL's from now on. */
 const snapshot = (set: ProcessSet) => {
@@ -207,6 +242,7 @@ try {
           // created: the workers start on it at once
           await batches.checkpoint()
           const { batchCallId } = await batches.seedBatch(TASKS)
+          await resetStatements()
           const before = snapshot(set)
           await batches.untilCompleted(batchCallId)
           const cpu = since(set, before)
@@ -216,6 +252,7 @@ try {
           const sample = { count, units: TASKS, ...cpu, fedMs }
           dispatchSamples.push(sample)
           say(`dispatch round ${round + 1}, ${count} process(es): ${describe(sample, "task")}`)
+          await printStatements(TASKS, "task")
         }
       }
     } finally {
@@ -283,6 +320,7 @@ try {
           const urls = set.ports.map((port) => `http://127.0.0.1:${port}/list-contacts`)
           resumeProcesses(set.children)
           await load(urls, 2)
+          await resetStatements()
           const before = snapshot(set)
           const result = await load(urls, SECONDS)
           const cpu = since(set, before)
@@ -299,6 +337,7 @@ try {
             `list-contacts round ${round + 1}, ${count} process(es): ${describe(httpSamples.at(-1)!, "request")}, ` +
               `p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`
           )
+          await printStatements(result.requests.total, "request")
         }
       }
       // what every request read: one full page of the org's contacts
