@@ -15,6 +15,7 @@ import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
+import { HistoryPartitions } from "@svc/store/partitions/HistoryPartitions.ts"
 import { PredialRepo } from "@svc/store/predial/PredialRepo.ts"
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { type Config, Effect, Layer, Option } from "effect"
@@ -34,6 +35,8 @@ import * as BatchGauges from "../jobs/BatchGauges.ts"
 import * as ContactFeed from "../jobs/ContactFeed.ts"
 import * as IdempotencySweep from "../jobs/IdempotencySweep.ts"
 import { PredialCheck } from "../predial/PredialCheck.ts"
+import * as HistoryRetention from "../retention/HistoryRetention.ts"
+import * as RetentionConfig from "../retention/RetentionConfig.ts"
 import * as WebhookConfig from "../webhooks/WebhookConfig.ts"
 import * as WebhookHousekeeping from "../webhooks/WebhookHousekeeping.ts"
 import * as WebhookMetrics from "../webhooks/WebhookMetrics.ts"
@@ -51,7 +54,8 @@ const Repos = Layer.mergeAll(
   SchedulerCronRepo.layer,
   WebhooksRepo.layer,
   PredialRepo.layer,
-  BatchProgressRepo.layer
+  BatchProgressRepo.layer,
+  HistoryPartitions.layer
 )
 
 /**
@@ -61,7 +65,8 @@ const Repos = Layer.mergeAll(
  */
 export const layerWith = (
   settings: SchedulerConfig.SchedulerSettings,
-  webhooks: WebhookConfig.WebhookSettings = WebhookConfig.defaults()
+  webhooks: WebhookConfig.WebhookSettings = WebhookConfig.defaults(),
+  retention: RetentionConfig.RetentionSettings = RetentionConfig.defaults()
 ): Layer.Layer<Dispatcher | BackfillRunner, Error, SqlClient.SqlClient | Dialer> => {
   const workers = Layer.mergeAll(Dispatcher.layer(settings), BackfillRunner.layer(settings)).pipe(
     // the pre-dial check of the dials (decision 0553), under the call webhooks' address rule
@@ -79,6 +84,8 @@ export const layerWith = (
       yield* Effect.forkScoped(WebhookHousekeeping.loop(webhooks))
       // create-batch-call's expired idempotency records deleted (they are ignored once expired, never removed before)
       yield* Effect.forkScoped(IdempotencySweep.loop())
+      // calls' month partitions created ahead and, with SVC_RETENTION_CALLS_DAYS, old months dropped (decision 0442)
+      yield* Effect.forkScoped(HistoryRetention.loop(retention))
       // batch tests (decision 0702): test runs against customers' custom-LLM servers
       yield* Effect.forkScoped(BatchTestWorker.loopFromEnv(settings.workerId))
       if (Option.isNone(settings.backfillCron)) return
@@ -125,13 +132,15 @@ export const layerWithPacer = <E>(pacer: Layer.Layer<CarrierPacer, E, SqlClient.
   | Config.ConfigError
   | SchedulerConfig.InvalidSchedulerConfig
   | WebhookConfig.InvalidWebhookConfig
-  | TwilioConfig.InvalidTwilioConfig,
+  | TwilioConfig.InvalidTwilioConfig
+  | RetentionConfig.InvalidRetentionConfig,
   SqlClient.SqlClient
 > =>
   Layer.unwrap(
     Effect.gen(function*() {
       const settings = yield* SchedulerConfig.load
       const webhooks = yield* WebhookConfig.load
+      const retention = yield* RetentionConfig.load
       if (settings.dialerKind === "twilio") {
         const twilio = yield* TwilioConfig.load
         const pacing = yield* CarrierPacingConfig.load
@@ -140,11 +149,13 @@ export const layerWithPacer = <E>(pacer: Layer.Layer<CarrierPacer, E, SqlClient.
           backoffMs: pacing.backoffBaseMs,
           backoffMaxMs: pacing.backoffMaxMs
         }
-        return layerWith(settings.scheduler, webhooks).pipe(
+        return layerWith(settings.scheduler, webhooks, retention).pipe(
           Layer.provide(TwilioDialer.layer(twilio, options).pipe(Layer.provide(pacer)))
         )
       }
-      return layerWith(settings.scheduler, webhooks).pipe(Layer.provide(SimulatedDialer.layer(settings.dialer)))
+      return layerWith(settings.scheduler, webhooks, retention).pipe(
+        Layer.provide(SimulatedDialer.layer(settings.dialer))
+      )
     })
   )
 

@@ -10,8 +10,15 @@
  * Contacts are locked in (org, number) order, the feed's order, so an import and a feeder never deadlock.
  *
  * A `call_id` the org already has is an error naming its line (re-importing a file is refused, not merged: merging
- * would count its calls on the contacts twice); the chunk is inserted with `ON CONFLICT DO NOTHING`, and one that
- * inserted fewer calls than it has rolls the import back, after which its ids are looked up to name the lines.
+ * would count its calls on the contacts twice); the chunk inserts only the calls whose id the org has no call with
+ * yet (once per id), and one that inserted fewer calls than it has rolls the import back, after which its ids are
+ * looked up to name the lines.
+ *
+ * `calls` is partitioned by `recorded_timestamp` (decision 0442), and a partitioned table's unique index must hold
+ * its partition key, so no index says "this id is new in the org" across partitions (the `ON CONFLICT (org_id,
+ * call_id)` this statement used to lean on). The check is a probe per id instead, and imports of one org take turns
+ * (`pg_advisory_xact_lock(CALL_IMPORT_LOCK, hashtext(org))`), so two imports never both find an id new. svc's own
+ * writers never give a call an id an import could: the claim's ids are `call_` and an MD5 of the task (decision 0442).
  */
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -79,6 +86,13 @@ class ChunkCollided extends Schema.TaggedError<ChunkCollided>()("ChunkCollided",
 const MAX_LISTED = 20
 
 /**
+ * `pg_advisory_xact_lock` class key of calls imports ("svc:cimp"), fixed forever: one import per org at a time.
+ *
+ * @category models
+ */
+export const CALL_IMPORT_LOCK = 0x5356_4349
+
+/**
  * The vendor's status and reason as the calls table's `outcome` (decision 0510, read backwards): `ended` was
  * answered, `error` failed, `not_connected` busy or unanswered by its reason, else a dial the carrier refused.
  *
@@ -122,16 +136,24 @@ export const load = Effect.fnUntraced(function*<E>(
   })
 
   const result = yield* sql.withTransaction(Effect.gen(function*() {
+    yield* sql`SELECT pg_advisory_xact_lock(${CALL_IMPORT_LOCK}, hashtext(${orgId}))`
     let imported = 0
     let counted = 0
     let chunk = yield* next
     while (chunk !== undefined) {
       const [row] = yield* sql<{ inserted: number; counted: number }>`
         WITH r AS (
-          SELECT * FROM jsonb_to_recordset(${JSON.stringify(chunk.calls)}::jsonb) AS r(
+          SELECT * FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(chunk.calls)}::jsonb) AS (
             call_id text, batch_call_id text, from_number text, to_number text, agent_id text, agent_version int8,
             call_status text, outcome text, disconnection_reason text, start_timestamp int8, end_timestamp int8,
-            duration_ms int8, analysis jsonb, metadata_json text, dynamic_variables jsonb, custom_sip_headers jsonb)
+            duration_ms int8, analysis jsonb, metadata_json text, dynamic_variables jsonb, custom_sip_headers jsonb))
+            WITH ORDINALITY AS r(call_id, batch_call_id, from_number, to_number, agent_id, agent_version, call_status,
+              outcome, disconnection_reason, start_timestamp, end_timestamp, duration_ms, analysis, metadata_json,
+              dynamic_variables, custom_sip_headers, line)
+        ), firsts AS (
+          -- an id twice in the chunk is inserted once (and the chunk then counts as collided, as before)
+          SELECT * FROM (SELECT r.*, row_number() OVER (PARTITION BY r.call_id ORDER BY r.line) AS nth FROM r) f
+          WHERE f.nth = 1
         ), ins AS (
           INSERT INTO calls (org_id, call_id, batch_call_id, from_number, to_number, agent_id, agent_version,
             call_status, outcome, disconnection_reason, start_timestamp, end_timestamp, duration_ms, analysis,
@@ -139,8 +161,10 @@ export const load = Effect.fnUntraced(function*<E>(
           SELECT ${orgId}, r.call_id, r.batch_call_id, r.from_number, r.to_number, r.agent_id, r.agent_version,
             r.call_status, r.outcome, r.disconnection_reason, r.start_timestamp, r.end_timestamp, r.duration_ms,
             r.analysis, r.metadata_json::jsonb, r.dynamic_variables, r.custom_sip_headers, ${now}::int8
-          FROM r
-          ON CONFLICT (org_id, call_id) DO NOTHING
+          FROM firsts r
+          WHERE NOT EXISTS (SELECT 1 FROM calls c WHERE c.org_id = ${orgId} AND c.call_id = r.call_id)
+          -- in the file's order, so call_seq (the order svc recorded them) follows the lines, as before
+          ORDER BY r.line
           RETURNING to_number, start_timestamp, outcome
         ), per_contact AS (
           SELECT to_number, count(*)::int4 AS calls, max(start_timestamp) AS last_start,

@@ -252,7 +252,10 @@ export class CallsRepo extends Context.Service<CallsRepo, {
                 m.start_timestamp, m.end_timestamp, m.duration_ms, m.analysis, m.metadata, m.dynamic_variables,
                 m.custom_sip_headers, ${now}
               FROM missing m
-              ON CONFLICT (org_id, call_id) DO NOTHING
+              -- a call already final (recorded by an earlier statement) is left as it is. A probe, not ON CONFLICT:
+              -- calls is partitioned by recorded_timestamp and no index is unique on (org_id, call_id) across its
+              -- partitions (decision 0442); the task update above already lets one statement alone record a task
+              WHERE NOT EXISTS (SELECT 1 FROM calls x WHERE x.org_id = m.org_id AND x.call_id = m.call_id)
             ), woken AS (
               -- a batch with a retry due earlier than it would next be looked at is due then (it may be resting or
               -- asleep until a legal opening)

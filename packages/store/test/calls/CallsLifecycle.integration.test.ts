@@ -224,9 +224,11 @@ layer(Layers, { timeout: 60_000 })("call lifecycle (migration 0012)", (it) => {
       // the connection's statistics counters not yet reported (every update of calls, and those that were HOT),
       // before and after, on one connection
       const counts = yield* sql.withTransaction(Effect.gen(function*() {
+        // summed over calls' partitions, which hold the rows and their counters (decision 0442)
         const read = sql<{ updated: number; hot: number }>`
-          SELECT pg_stat_get_xact_tuples_updated('calls'::regclass)::int4 AS updated,
-            pg_stat_get_xact_tuples_hot_updated('calls'::regclass)::int4 AS hot`
+          SELECT coalesce(sum(pg_stat_get_xact_tuples_updated(relid)), 0)::int4 AS updated,
+            coalesce(sum(pg_stat_get_xact_tuples_hot_updated(relid)), 0)::int4 AS hot
+          FROM pg_partition_tree('calls') WHERE isleaf`
         const [before] = yield* read
         yield* repo.recordFinished(results, NOW + 70_000)
         const [after] = yield* read
