@@ -4,7 +4,7 @@
 // request forever. Real PostgreSQL; the sweep is the worker's own loop, woken by the clock.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
+import { makeSleepWatch, waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { BatchCallsRepo, IDEMPOTENCY_KEY_TTL_MS, RETRY_WINDOW_MS } from "@svc/store/batches/BatchCallsRepo.ts"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -33,16 +33,29 @@ describe("IdempotencySweep", () => {
           (SELECT count(*)::int4 FROM batch_call_recent_requests) AS recent`.pipe(Effect.map((rows) => rows[0]!))
         // the sweep's period is the stream's step here, so each step of the clock wakes it exactly once, at the step's
         // end (the worker's period is SWEEP_EVERY_MS, 10 minutes)
-        yield* Effect.forkScoped(IdempotencySweep.loop(STEP).pipe(Effect.provide(DatabaseHealth.layer)))
+        // the clock moves only once the loop sleeps after its latest sweep: moved while a sweep still runs, the loop
+        // would sleep from the later time and miss its wake-up (CI's loaded run met exactly that)
+        const sleeps = makeSleepWatch()
+        const asleepAfter = (sweeps: number) =>
+          waitUntil(
+            `the sweep loop asleep after sweep ${sweeps}`,
+            Effect.sync(() => sleeps.begun(STEP) === sweeps && sleeps.sleeping(STEP) === 1),
+            { state: () => ({ begun: sleeps.begun(STEP), sleeping: sleeps.snapshot() }) }
+          )
+        yield* Effect.forkScoped(
+          IdempotencySweep.loop(STEP).pipe(sleeps.watch, Effect.provide(DatabaseHealth.layer))
+        )
 
         const seen: Array<{ day: number; keys: number; recent: number }> = []
         for (let step = 1; step <= (DAYS * 86_400_000) / STEP; step++) {
           const body = () => request({ from_number: FROM, tasks: [{ to_number: freshNumber() }] })
           yield* repo.create(orgId, "key_test", body(), { maxTasks: 10, idempotencyKey: `idem-${step}` })
           yield* repo.create(orgId, "key_test", body(), { maxTasks: 10 })
+          yield* asleepAfter(step)
           yield* TestClock.adjust(STEP)
           const now = T0 + step * STEP
-          // the sweep the clock just woke has run once no record past its lifetime is left
+          // the sweep the clock just woke has run once the loop sleeps again; then no record past its lifetime is left
+          yield* asleepAfter(step + 1)
           yield* waitUntil(
             `the sweep at ${new Date(now).toISOString()}`,
             sql<{ n: number }>`
