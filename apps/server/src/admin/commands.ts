@@ -13,6 +13,7 @@ import { Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import type { SqlClient } from "effect/sql"
 import { batchCommands } from "./batchCommands.ts"
+import { org } from "./IdFlags.ts"
 import * as Import from "./Import.ts"
 import { policyCommands } from "./policyCommands.ts"
 import { predialCommands } from "./predialCommands.ts"
@@ -31,8 +32,6 @@ const run = <A, E>(effect: Effect.Effect<A, E, ApiKeys | WebhooksRepo | Import.I
     Effect.flatMap((result) => Console.log(JSON.stringify(result))),
     Effect.provide(Store)
   )
-
-const org = Flag.String("org").pipe(Flag.withDescription("Organisation id (org_…)"))
 
 const createOrg = Command.make(
   "create-org",

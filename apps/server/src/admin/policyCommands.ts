@@ -21,10 +21,9 @@ import { CallingPolicyRepo } from "@svc/store/policies/CallingPolicyRepo.ts"
 import { Clock, Console, Effect, Layer, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as fs from "node:fs"
+import { org } from "./IdFlags.ts"
 
 const Store = CallingPolicyRepo.layer.pipe(Layer.provide(Database.layer))
-
-const org = Flag.String("org").pipe(Flag.withDescription("Organisation id (org_…)"))
 
 const print = <A, E>(effect: Effect.Effect<A, E, CallingPolicyRepo>) =>
   effect.pipe(

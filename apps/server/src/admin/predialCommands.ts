@@ -11,10 +11,9 @@ import { Database } from "@svc/store"
 import { PredialRepo, TIMEOUT_MS } from "@svc/store/predial/PredialRepo.ts"
 import { Clock, Console, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
+import { org } from "./IdFlags.ts"
 
 const Store = PredialRepo.layer.pipe(Layer.provide(Database.layer))
-
-const org = Flag.String("org").pipe(Flag.withDescription("Organisation id (org_…)"))
 
 const print = <A, E>(effect: Effect.Effect<A, E, PredialRepo>) =>
   effect.pipe(

@@ -12,10 +12,9 @@ import { Database } from "@svc/store"
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { org } from "./IdFlags.ts"
 
 const Store = WebhooksRepo.layer.pipe(Layer.provide(Database.layer))
-
-const org = Flag.String("org").pipe(Flag.withDescription("Organisation id (org_…)"))
 
 const print = <A, E>(effect: Effect.Effect<A, E, WebhooksRepo>, pretty = false) =>
   effect.pipe(

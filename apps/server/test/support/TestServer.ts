@@ -6,6 +6,7 @@
  * never end).
  */
 import { NodeHttpServer } from "@effect/platform-node"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Clock, ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
@@ -38,7 +39,7 @@ export interface RequestOptions {
 export interface TestServer {
   readonly request: (method: string, path: string, options?: RequestOptions) => Promise<Response>
   /** A new org with one API key. */
-  readonly org: (name?: string) => Promise<{ readonly orgId: string; readonly key: string }>
+  readonly org: (name?: string) => Promise<{ readonly orgId: OrgId; readonly key: string }>
   readonly run: <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | ApiKeys>) => Promise<A>
   /** `fetch` into the server, for HTTP clients (the typed HttpApiClient) that take a fetch. */
   readonly fetch: typeof globalThis.fetch
@@ -113,7 +114,7 @@ export const start = async (env: Record<string, string> = {}, replicaOf?: TestSe
 export interface ListeningServer {
   readonly port: number
   /** A new org with one API key. */
-  readonly org: (name?: string) => Promise<{ readonly orgId: string; readonly key: string }>
+  readonly org: (name?: string) => Promise<{ readonly orgId: OrgId; readonly key: string }>
   readonly run: <A>(effect: Effect.Effect<A, unknown, SqlClient.SqlClient | ApiKeys>) => Promise<A>
   readonly close: () => Promise<void>
 }

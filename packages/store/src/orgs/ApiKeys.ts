@@ -2,6 +2,7 @@
  * Organisations and their API keys. A key is 32 random bytes shown once (`svc_` + base64url); only
  * its SHA-256 is stored, and a request's key is found by that hash through the primary key (O(1)).
  */
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as crypto from "node:crypto"
@@ -14,7 +15,7 @@ export class OrgNotFound extends Schema.TaggedError<OrgNotFound>()("OrgNotFound"
 
 /** @category models */
 export interface KeyOwner {
-  readonly orgId: string
+  readonly orgId: OrgId
   /** Non-secret identity of the key (first 16 hex digits of its hash). */
   readonly apiKeyId: string
 }
@@ -26,14 +27,17 @@ export const hashKey = (key: string): Buffer => crypto.createHash("sha256").upda
 export const randomId = (prefix: string, bytes = 12) => `${prefix}_${crypto.randomBytes(bytes).toString("hex")}`
 
 export class ApiKeys extends Context.Service<ApiKeys, {
-  readonly createOrg: (name: string, concurrencyLimit?: number) => Effect.Effect<string>
+  readonly createOrg: (name: string, concurrencyLimit?: number) => Effect.Effect<OrgId>
   /** Succeeds when the org exists. */
-  readonly requireOrg: (orgId: string) => Effect.Effect<void, OrgNotFound>
-  /** A new key for the org; the plaintext is returned once and never stored. */
+  readonly requireOrg: (orgId: OrgId) => Effect.Effect<void, OrgNotFound>
+  /**
+   * A new key for the org; the plaintext is returned once and never stored. `orgId` stays a plain
+   * string: benchmarks create keys for orgs they insert with literal ids.
+   */
   readonly createKey: (orgId: string) => Effect.Effect<string, OrgNotFound>
   readonly lookup: (key: string) => Effect.Effect<Option.Option<KeyOwner>>
-  readonly addPhoneNumber: (orgId: string, phoneNumber: string) => Effect.Effect<void, OrgNotFound>
-  readonly addAgent: (orgId: string, agentId: string, version: number) => Effect.Effect<void, OrgNotFound>
+  readonly addPhoneNumber: (orgId: OrgId, phoneNumber: string) => Effect.Effect<void, OrgNotFound>
+  readonly addAgent: (orgId: OrgId, agentId: string, version: number) => Effect.Effect<void, OrgNotFound>
 }>()("@svc/store/ApiKeys") {
   static readonly layer = Layer.effect(
     ApiKeys,
@@ -47,7 +51,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       return ApiKeys.of({
         requireOrg: (orgId) => exists(orgId).pipe(Effect.catchTag("SqlError", Effect.die)),
         createOrg: Effect.fn("ApiKeys.createOrg")(function*(name, concurrencyLimit = 20) {
-          const orgId = randomId("org")
+          // The org id is minted here, so this is where it gets its brand.
+          const orgId = OrgId.make(randomId("org"))
           const now = yield* Clock.currentTimeMillis
           yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                      VALUES (${orgId}, ${name}, ${concurrencyLimit}, ${now})`
@@ -64,7 +69,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
             return key
           }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("ApiKeys.createKey")),
         lookup: (key) =>
-          sql<{ org_id: string; key_hash: Uint8Array }>`
+          // The key's row is where a request's org enters: branded here, once, for every handler.
+          sql<{ org_id: OrgId; key_hash: Uint8Array }>`
             SELECT org_id, key_hash FROM api_keys WHERE key_hash = ${hashKey(key)} AND revoked_timestamp IS NULL`.pipe(
             Effect.map((rows) =>
               Option.map(Option.fromNullishOr(rows[0]), (row) => ({
