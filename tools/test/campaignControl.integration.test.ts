@@ -10,6 +10,7 @@
 //   ended `skipped` with `suppressed (test)`.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
@@ -41,7 +42,7 @@ describe("campaign control across four workers", () => {
         )
         return yield* Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          const orgId = "org_campaign"
+          const orgId = OrgId.make("org_campaign")
           yield* sql`
             INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
             VALUES (${orgId}, 'campaign test', ${LIMIT}, 0)`

@@ -3,6 +3,7 @@
  * path), for the store's batch tests.
  */
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../src/batches/BatchCallsRepo.ts"
@@ -11,7 +12,7 @@ import { BatchCallsRepo } from "../src/batches/BatchCallsRepo.ts"
 export const FROM = "+14155550100"
 
 /** An org with concurrency limit `limit` that owns FROM. */
-export const addOrg = (orgId: string, limit: number) =>
+export const addOrg = (orgId: OrgId, limit: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES (${orgId}, ${orgId}, ${limit}, 0)`
@@ -19,7 +20,7 @@ export const addOrg = (orgId: string, limit: number) =>
   })
 
 /** A batch of `tasks` tasks from FROM (task i dials +1212555{1000 + i}), with `extra` request fields; its id. */
-export const createBatch = (orgId: string, tasks: number, extra: Record<string, unknown> = {}) =>
+export const createBatch = (orgId: OrgId, tasks: number, extra: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
     const repo = yield* BatchCallsRepo
     const batch = yield* repo.create(

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { chatCompletionsDouble, errorBody } from "@svc/agent-test/test-support/ChatCompletionsDouble.ts"
 import { faultServer, referenceServer } from "@svc/agent-test/test-support/Servers.ts"
 import { CreateTestCaseDefinitionRequest, normalize } from "@svc/domain/batchTests/TestCaseDefinition.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { BatchTestsRepo, TestCaseDefinitionsRepo, TestRunsRepo } from "@svc/store/batchTests/index.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
@@ -37,7 +38,7 @@ let serial = 0
 const seedWith = (url: string, bodies: ReadonlyArray<Record<string, unknown>>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgId = `org_bt_${++serial}`
+    const orgId = OrgId.make(`org_bt_${++serial}`)
     yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'bt', 0)`
     const definitions = yield* TestCaseDefinitionsRepo
     const ids: Array<string> = []
@@ -90,7 +91,7 @@ const seedSimulations = (url: string) =>
     { name: "sim error", user_prompt: "Say: FAIL THE MODEL", metrics: ["ends the call"] }
   ])
 
-const jobOf = (orgId: string, id: string) => Effect.flatMap(BatchTestsRepo, (repo) => repo.get(orgId, id))
+const jobOf = (orgId: OrgId, id: string) => Effect.flatMap(BatchTestsRepo, (repo) => repo.get(orgId, id))
 
 describe("BatchTestWorker", () => {
   it.live(

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { BackfillContactAnalysisDataRequest } from "@svc/domain/models/BackfillJob.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { BackfillRepo } from "@svc/store/backfill/BackfillRepo.ts"
 import { BackfillRunnerRepo } from "@svc/store/backfill/BackfillRunnerRepo.ts"
 import { Effect, Option, Schema } from "effect"
@@ -14,7 +15,7 @@ const T0 = Date.UTC(2026, 5, 1, 12, 0)
 const decodeRequest = Schema.decodeUnknownSync(BackfillContactAnalysisDataRequest)
 
 /** Calls for the filter below: which match, which have a contact, and the values the contacts should end with. */
-const seedCalls = (orgId: string) =>
+const seedCalls = (orgId: OrgId) =>
   Effect.gen(function*() {
     const [ann, bob, cat, gone] = [freshNumber(), freshNumber(), freshNumber(), freshNumber()]
     yield* addContact(orgId, ann)

@@ -3,6 +3,7 @@
 // 2xx `{"allow": true}`; a refusal skips it with the receiver's reason; a dead, slow, failing or garbled receiver
 // makes it wait (`predial_unavailable`) and it is dialled exactly once after the receiver is back.
 import { assert, describe, it } from "@effect/vitest"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { PredialRepo } from "@svc/store/predial/PredialRepo.ts"
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
@@ -30,7 +31,7 @@ interface Context {
   /** A fresh org with a webhook secret (returned) and, unless `predial: false`, the receiver as its check. */
   readonly org: (
     options?: { readonly predial?: boolean }
-  ) => Effect.Effect<{ orgId: string; secret: string }, never, SqlClient.SqlClient | PredialRepo | WebhooksRepo>
+  ) => Effect.Effect<{ orgId: OrgId; secret: string }, never, SqlClient.SqlClient | PredialRepo | WebhooksRepo>
   readonly settings: SchedulerConfig.SchedulerSettings
   readonly check: PredialCheck["Service"]
 }

@@ -2,6 +2,7 @@
  * Builders for the webhook tests: an org with a signing secret, outbox events written as the trigger writes them,
  * and readers of their delivery state. Each test gets its own org.
  */
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Effect, Layer } from "effect"
@@ -15,7 +16,7 @@ let orgs = 0
 export const seedOrg = (options: { readonly secret?: boolean } = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgId = `org_hooks_${process.pid}_${++orgs}_${Math.random().toString(36).slice(2, 6)}`
+    const orgId = OrgId.make(`org_hooks_${process.pid}_${++orgs}_${Math.random().toString(36).slice(2, 6)}`)
     yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'webhook test', 0)`
     const secret = options.secret === false ? undefined : yield* Effect.flatMap(
       WebhooksRepo,

@@ -2,6 +2,7 @@
 // receiver, each verified with the vendor SDK, exactly one call_ended per call after de-duplication) while the
 // receiver fails the first attempts; and a worker SIGKILLed mid-delivery, whose events another worker delivers.
 import { assert, describe, it } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { DatabaseAdmin } from "@svc/store"
 import * as Database from "@svc/store/db/Database.ts"
@@ -125,7 +126,7 @@ describe("webhooks end to end", () => {
           // the first 20 requests hang: the child worker is mid-delivery when it dies
           receiver.respond = (_, i) => i < 20 ? "hang" : { status: 200 }
           const sql = yield* SqlClient.SqlClient
-          const orgId = "org_kill"
+          const orgId = OrgId.make("org_kill")
           yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'kill', 0)`
           yield* Effect.flatMap(WebhooksRepo, (repo) => repo.createSecret(orgId, 0, 0))
           yield* enqueueMany(orgId, receiver.url(), 200, { timeoutMs: 1_000 })
@@ -221,7 +222,7 @@ describe("webhooks end to end", () => {
   )
 })
 
-const eventCount = (orgId: string) =>
+const eventCount = (orgId: OrgId) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.map(
       sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_events WHERE org_id = ${orgId}`,

@@ -2,6 +2,7 @@
 // unknown fields and values the store cannot keep refused with their line, all or nothing across chunks, and the
 // index rebuild of a large load. The CLI wiring (exit codes, stderr) is in admin.integration.test.ts.
 import { assert, describe, it, layer } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { ListContactsBody } from "@svc/domain/models/ListContacts.ts"
 import { makeCursorCodec } from "@svc/domain/Pagination.ts"
 import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
@@ -15,6 +16,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Importer } from "../../src/admin/Import.ts"
 import * as Progress from "../../src/admin/Progress.ts"
+
+const ORG_HISTORY = OrgId.make("org-history")
 
 const Keys = Layer.succeed(CursorKeys, makeCursorCodec({ secret: "contact import test secret, 32 bytes" }))
 const TestLayer = Layer.mergeAll(Importer.layer, ContactsRepo.layer.pipe(Layer.provide(Keys))).pipe(
@@ -78,7 +81,7 @@ layer(TestLayer, { timeout: 120_000 })("admin import --kind contacts", (it) => {
       const imported = yield* importFile("org-history", file)
       assert.strictEqual(imported, 2)
       const repo = yield* ContactsRepo
-      const first = yield* repo.get("org-history", "crm-export-1")
+      const first = yield* repo.get(ORG_HISTORY, "crm-export-1")
       assert.deepStrictEqual({ ...first }, {
         contact_id: "crm-export-1",
         org_id: "org-history",
@@ -93,7 +96,7 @@ layer(TestLayer, { timeout: 120_000 })("admin import --kind contacts", (it) => {
         created_timestamp: 1_600_000_000_000,
         user_modified_timestamp: 1_650_000_000_000
       } as never)
-      const second = yield* repo.getByPhone("org-history", "+14155550102")
+      const second = yield* repo.getByPhone(ORG_HISTORY, "+14155550102")
       assert.strictEqual(second.conversation_count, 0)
       assert.isUndefined(second.last_conversation_timestamp)
       assert.strictEqual(second.created_timestamp, T0)

@@ -8,6 +8,7 @@ import {
   BackfillJobStatus,
   type BackfillTrigger
 } from "@svc/domain/models/BackfillJob.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -42,11 +43,11 @@ export const neverRun = new BackfillJobStatus({
 
 export class BackfillRepo extends Context.Service<BackfillRepo, {
   readonly start: (
-    orgId: string,
+    orgId: OrgId,
     request: BackfillContactAnalysisDataRequest,
     triggeredBy: BackfillTrigger
   ) => Effect.Effect<BackfillJobStatus>
-  readonly status: (orgId: string) => Effect.Effect<BackfillJobStatus>
+  readonly status: (orgId: OrgId) => Effect.Effect<BackfillJobStatus>
 }>()("@svc/store/BackfillRepo") {
   static readonly layer = Layer.effect(
     BackfillRepo,

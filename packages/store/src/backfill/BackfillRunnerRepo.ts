@@ -22,6 +22,7 @@
  */
 import type { BackfillCallFilter } from "@svc/domain/models/BackfillJob.ts"
 import { BackfillCallFilter as BackfillCallFilterSchema } from "@svc/domain/models/BackfillJob.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -31,7 +32,7 @@ import { SqlClient } from "effect/sql"
  * @category models
  */
 export interface RunningBackfill {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly attributes: ReadonlyArray<string>
   readonly filter: BackfillCallFilter | undefined
   readonly triggeredBy: "manual" | "cron"
@@ -49,7 +50,8 @@ export interface ChunkResult {
 }
 
 interface JobRow {
-  readonly org_id: string
+  /** Branded as it is read: a row is where the scheduler's org ids enter. */
+  readonly org_id: OrgId
   readonly backfill_attributes: unknown
   readonly backfill_call_filter: unknown
   readonly triggered_by: "manual" | "cron"
@@ -74,7 +76,7 @@ export class BackfillRunnerRepo extends Context.Service<BackfillRunnerRepo, {
     options: { readonly now: number; readonly leaseMs: number; readonly chunk: number }
   ) => Effect.Effect<ChunkResult>
   /** Lets go of the job without finishing it (shutdown): its lease ends now, for another worker to resume. */
-  readonly release: (owner: string, orgId: string, now: number) => Effect.Effect<void>
+  readonly release: (owner: string, orgId: OrgId, now: number) => Effect.Effect<void>
 }>()("@svc/store/BackfillRunnerRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<BackfillRunnerRepo, never, SqlClient.SqlClient> = Layer.effect(
@@ -220,7 +222,7 @@ export class BackfillRunnerRepo extends Context.Service<BackfillRunnerRepo, {
         Effect.orDie
       )
 
-      const release = (owner: string, orgId: string, now: number) =>
+      const release = (owner: string, orgId: OrgId, now: number) =>
         sql`
           UPDATE backfill_jobs SET lease_expires_at = ${now}
           WHERE org_id = ${orgId} AND status = 'running' AND lease_owner = ${owner}`.pipe(

@@ -3,6 +3,7 @@
  * (svc-llm by llm_id, conversation-flow by conversation_flow_id), newest first, with keyset keys.
  * `version` defaults to the latest version that has jobs for that engine (the spec: "defaults to the latest").
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { type ListBatchTestsQuery, ListBatchTestsResponse } from "@svc/domain/models/ListBatchTests.ts"
 import { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
@@ -52,7 +53,7 @@ export const toJob = (row: Row): TestCaseBatchJob =>
   })
 
 export class BatchTestsRepo extends Context.Service<BatchTestsRepo, {
-  readonly get: (orgId: string, id: string) => Effect.Effect<TestCaseBatchJob, BatchTestNotFound>
+  readonly get: (orgId: OrgId, id: string) => Effect.Effect<TestCaseBatchJob, BatchTestNotFound>
   readonly list: PagedList<ListBatchTestsQuery, ListBatchTestsResponse>
 }>()("@svc/store/BatchTestsRepo") {
   static readonly layer = Layer.effect(

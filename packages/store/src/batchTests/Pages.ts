@@ -2,6 +2,7 @@
  * What the batch-test repositories share to list a page with signed keyset keys (decision 0102): the refusal of a
  * key that does not decode for the query, the list method's type, and the services a listing repository reads.
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import type * as Pagination from "@svc/domain/Pagination.ts"
 import { Effect, type Effect as E, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -13,7 +14,7 @@ export class InvalidPaginationKey extends Schema.TaggedError<InvalidPaginationKe
 }) {}
 
 /** A list method: one org's page for a query, or a refused `pagination_key`. @category models */
-export type PagedList<Query, Page> = (orgId: string, query: Query) => E.Effect<Page, InvalidPaginationKey>
+export type PagedList<Query, Page> = (orgId: OrgId, query: Query) => E.Effect<Page, InvalidPaginationKey>
 
 /** The database and the key codec a listing repository is built on. @category services */
 export const listing = Effect.all({ sql: SqlClient.SqlClient, cursors: CursorKeys })

@@ -9,6 +9,7 @@ import {
   type StoredDefinition,
   TestCaseDefinition
 } from "@svc/domain/batchTests/TestCaseDefinition.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import * as crypto from "node:crypto"
@@ -44,14 +45,14 @@ const notFound = (id: string) =>
   new TestCaseDefinitionNotFound({ id, message: `test_case_definition_id ${id} not found` })
 
 export class TestCaseDefinitionsRepo extends Context.Service<TestCaseDefinitionsRepo, {
-  readonly create: (orgId: string, definition: StoredDefinition) => Effect.Effect<TestCaseDefinition>
-  readonly get: (orgId: string, id: string) => Effect.Effect<TestCaseDefinition, TestCaseDefinitionNotFound>
+  readonly create: (orgId: OrgId, definition: StoredDefinition) => Effect.Effect<TestCaseDefinition>
+  readonly get: (orgId: OrgId, id: string) => Effect.Effect<TestCaseDefinition, TestCaseDefinitionNotFound>
   readonly update: (
-    orgId: string,
+    orgId: OrgId,
     id: string,
     definition: StoredDefinition
   ) => Effect.Effect<TestCaseDefinition, TestCaseDefinitionNotFound>
-  readonly remove: (orgId: string, id: string) => Effect.Effect<void, TestCaseDefinitionNotFound>
+  readonly remove: (orgId: OrgId, id: string) => Effect.Effect<void, TestCaseDefinitionNotFound>
   readonly list: PagedList<ListTestCaseDefinitionsQuery, ListTestCaseDefinitionsResponse>
 }>()("@svc/store/TestCaseDefinitionsRepo") {
   static readonly layer = Layer.effect(

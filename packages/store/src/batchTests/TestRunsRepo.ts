@@ -16,6 +16,7 @@ import {
   TestCaseJob,
   type TestRunStatus
 } from "@svc/domain/batchTests/TestRun.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import type { TestCaseBatchJob } from "@svc/domain/models/TestCaseBatchJob.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
@@ -32,7 +33,7 @@ export class TestRunNotFound extends Schema.TaggedError<TestRunNotFound>()("Test
 
 /** A run a worker holds: what it must run and the lease that lets it finish the run. @category models */
 export interface ClaimedRun {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly runId: string
   readonly batchId: string
   readonly attempt: number
@@ -50,7 +51,8 @@ export interface RunResult {
 }
 
 interface RunRow {
-  readonly org_id: string
+  /** Branded as it is read: a row is where the scheduler's org ids enter. */
+  readonly org_id: OrgId
   readonly test_case_job_id: string
   readonly test_case_batch_job_id: string
   readonly test_case_definition_id: string
@@ -85,7 +87,7 @@ export const toRun = (row: RunRow): TestCaseJob =>
 export class TestRunsRepo extends Context.Service<TestRunsRepo, {
   /** The job and its `pending` runs, against a custom LLM's URL; every id must name a definition of the org. */
   readonly createBatch: (
-    orgId: string,
+    orgId: OrgId,
     url: string,
     definitionIds: ReadonlyArray<string>
   ) => Effect.Effect<TestCaseBatchJob, TestCaseDefinitionNotFound>
@@ -95,9 +97,9 @@ export class TestRunsRepo extends Context.Service<TestRunsRepo, {
   readonly renew: (run: ClaimedRun, workerId: string, leaseMs: number) => Effect.Effect<boolean>
   /** Finishes a run under its current lease and recounts its job; false when the lease was lost (nothing written). */
   readonly finish: (run: ClaimedRun, workerId: string, result: RunResult) => Effect.Effect<boolean>
-  readonly get: (orgId: string, runId: string) => Effect.Effect<TestCaseJob, TestRunNotFound>
+  readonly get: (orgId: OrgId, runId: string) => Effect.Effect<TestCaseJob, TestRunNotFound>
   readonly list: (
-    orgId: string,
+    orgId: OrgId,
     batchId: string,
     query: ListTestRunsQuery
   ) => Effect.Effect<ListTestRunsResponse, BatchTestNotFound | InvalidPaginationKey>

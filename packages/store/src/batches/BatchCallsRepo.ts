@@ -21,6 +21,7 @@
  * errors and models the callers use (BatchCallErrors, BatchCallModels).
  */
 import type { BatchCall, CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatchCallNotFound, CreateBatchCallError } from "./BatchCallErrors.ts"
@@ -45,7 +46,7 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
    * (see the module notes) returns that create's batch and stores nothing.
    */
   readonly create: (
-    orgId: string,
+    orgId: string, // not OrgId yet: tools/bench calls it with literal org ids
     apiKeyId: string,
     request: CreateBatchCallRequest,
     options: CreateOptions
@@ -57,16 +58,16 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
    * `source` rolls everything back and is this effect's failure.
    */
   readonly createFrom: <E>(
-    orgId: string,
+    orgId: OrgId,
     apiKeyId: string,
     source: CreateBatchCallSource<E>,
     options: CreateOptions
   ) => Effect.Effect<BatchCall, CreateBatchCallError | E>
   /** The org's batch with this id. */
-  readonly get: (orgId: string, batchCallId: string) => Effect.Effect<StoredBatchCall, BatchCallNotFound>
+  readonly get: (orgId: OrgId, batchCallId: string) => Effect.Effect<StoredBatchCall, BatchCallNotFound>
   /** Number of the batch's tasks in each state (every state present, 0 when none). */
   readonly taskCounts: (
-    orgId: string,
+    orgId: OrgId,
     batchCallId: string
   ) => Effect.Effect<Record<TaskState, number>, BatchCallNotFound>
   /**

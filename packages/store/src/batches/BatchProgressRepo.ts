@@ -33,7 +33,7 @@
 import { isOpen, nextOpening } from "@svc/domain/CallWindow.ts"
 import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
 import { BatchCallProgress } from "@svc/domain/models/BatchCallProgress.ts"
-import { BatchCallId } from "@svc/domain/models/Ids.ts"
+import { BatchCallId, type OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { dialTimes, legalHoursOf, type LegalHoursSummary, ORG_LOCK } from "../dispatch/index.ts"
@@ -88,19 +88,20 @@ const decodeWindow = Schema.decodeUnknownSync(CanonicalCallTimeWindow)
  * @category services
  */
 export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
+  /** `orgId` is not OrgId yet: tools/bench calls it with literal org ids. */
   readonly get: (orgId: string, batchCallId: string, now: number) => Effect.Effect<BatchCallProgress, BatchCallNotFound>
   readonly cancel: (
-    orgId: string,
+    orgId: OrgId,
     batchCallId: string,
     now: number
   ) => Effect.Effect<BatchCallProgress, BatchCallNotFound>
   readonly pause: (
-    orgId: string,
+    orgId: OrgId,
     batchCallId: string,
     now: number
   ) => Effect.Effect<BatchCallProgress, BatchCallNotFound | BatchCallNotRunning>
   readonly resume: (
-    orgId: string,
+    orgId: OrgId,
     batchCallId: string,
     now: number
   ) => Effect.Effect<BatchCallProgress, BatchCallNotFound | BatchCallNotRunning>
@@ -151,7 +152,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
       )
 
       const cancel = Effect.fn("BatchProgressRepo.cancel")(
-        function*(orgId: string, batchCallId: string, now: number) {
+        function*(orgId: OrgId, batchCallId: string, now: number) {
           return yield* sql.withTransaction(Effect.gen(function*() {
             yield* sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))`
             // the batch row first, FOR UPDATE: a record that would put a retried call's task back to pending
@@ -174,7 +175,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
       )
 
       /** The batch locked under the org's lock, or why it cannot be paused or resumed. */
-      const lockRunning = (orgId: string, batchCallId: string, verb: string) =>
+      const lockRunning = (orgId: OrgId, batchCallId: string, verb: string) =>
         Effect.gen(function*() {
           yield* sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))`
           const [batch] = yield* sql<{ status: BatchCallStatus }>`
@@ -192,7 +193,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
         })
 
       const pause = Effect.fn("BatchProgressRepo.pause")(
-        function*(orgId: string, batchCallId: string, now: number) {
+        function*(orgId: OrgId, batchCallId: string, now: number) {
           return yield* sql.withTransaction(Effect.gen(function*() {
             const status = yield* lockRunning(orgId, batchCallId, "paused")
             if (status !== "paused") {
@@ -205,7 +206,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
       )
 
       const resume = Effect.fn("BatchProgressRepo.resume")(
-        function*(orgId: string, batchCallId: string, now: number) {
+        function*(orgId: OrgId, batchCallId: string, now: number) {
           return yield* sql.withTransaction(Effect.gen(function*() {
             const status = yield* lockRunning(orgId, batchCallId, "resumed")
             if (status === "paused") {

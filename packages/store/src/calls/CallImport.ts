@@ -20,6 +20,7 @@
  * (`pg_advisory_xact_lock(CALL_IMPORT_LOCK, hashtext(org))`), so two imports never both find an id new. svc's own
  * writers never give a call an id an import could: the claim's ids are `call_` and an MD5 of the task (decision 0442).
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -119,7 +120,7 @@ export const outcomeOf = (
  * @category constructors
  */
 export const load = Effect.fnUntraced(function*<E>(
-  orgId: string,
+  orgId: OrgId,
   next: Effect.Effect<CallChunk | undefined, E>,
   options: { readonly now: number; readonly onProgress?: (done: number) => void }
 ): Effect.fn.Return<CallImportResult, E | CallImportConflict | SqlError, SqlClient.SqlClient> {
@@ -207,7 +208,7 @@ export const load = Effect.fnUntraced(function*<E>(
 })
 
 /** Which lines of a chunk name a call id the org already had (read after the rollback). */
-const explain = (orgId: string, chunk: CallChunk) =>
+const explain = (orgId: OrgId, chunk: CallChunk) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = chunk.calls.map((c) => c.call_id)

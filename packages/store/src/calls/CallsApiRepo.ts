@@ -9,6 +9,7 @@
  */
 import type { CallFilterCriteria, KeyedFilter, ListCallsRequest } from "@svc/domain/models/Call.ts"
 import { E164 } from "@svc/domain/models/E164.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -171,7 +172,7 @@ export const conditions = (criteria: CallFilterCriteria | undefined, p: Params):
  * @category encoding
  */
 export const listStatements = (
-  orgId: string,
+  orgId: string, // not OrgId yet: tools/bench calls it with literal org ids
   request: ListCallsRequest,
   after: { readonly sortValue: number; readonly callId: string } | undefined
 ) => {
@@ -236,7 +237,8 @@ const badKey = new CallsPaginationKeyInvalid({
  * @category services
  */
 export class CallsApiRepo extends Context.Service<CallsApiRepo, {
-  readonly get: (orgId: string, callId: string) => Effect.Effect<Record<string, unknown>, CallNotFound>
+  readonly get: (orgId: OrgId, callId: string) => Effect.Effect<Record<string, unknown>, CallNotFound>
+  /** `orgId` is not OrgId yet: tools/bench calls it with literal org ids. */
   readonly list: (orgId: string, request: ListCallsRequest) => Effect.Effect<CallsPage, CallsPaginationKeyInvalid>
   /**
    * Replaces the call's metadata (when given); returns the call. A call still registered or ongoing is refused:
@@ -245,16 +247,16 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
    * created at `now`) in the same transaction; a body of `opt_out` alone is taken at any status.
    */
   readonly update: (
-    orgId: string,
+    orgId: OrgId,
     callId: string,
     body: { readonly metadata?: unknown; readonly opt_out?: boolean },
     now: number
   ) => Effect.Effect<Record<string, unknown>, CallNotFound | CallInFlight | OptOutNotE164>
   /** Deletes a finished call; a call still registered or ongoing is refused (its dial would write it back). */
-  readonly remove: (orgId: string, callId: string) => Effect.Effect<void, CallNotFound | CallInFlight>
+  readonly remove: (orgId: OrgId, callId: string) => Effect.Effect<void, CallNotFound | CallInFlight>
   /** The calls to `phoneNumber`, newest first, as contact conversation items, keyset-paged. */
   readonly conversations: (
-    orgId: string,
+    orgId: OrgId,
     phoneNumber: string,
     limit: number,
     after: { readonly sortValue: number; readonly callId: string } | undefined
@@ -273,7 +275,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
       const sql = yield* SqlClient.SqlClient
       const cursors = yield* CursorKeys
 
-      const get = (orgId: string, callId: string) =>
+      const get = (orgId: OrgId, callId: string) =>
         sql<{ call: Record<string, unknown> }>`
           SELECT call_json(c) AS call FROM calls c WHERE c.org_id = ${orgId} AND c.call_id = ${callId}`.pipe(
           Effect.orDie,
@@ -328,7 +330,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
 
       // one statement: the status check and the write see the same row version, so a call that ends meanwhile is
       // either still in progress here (refused) or ended (updated), never updated while in progress
-      const updateMetadata = (orgId: string, callId: string, body: { readonly metadata?: unknown }) =>
+      const updateMetadata = (orgId: OrgId, callId: string, body: { readonly metadata?: unknown }) =>
         sql<{ call: Record<string, unknown> | null; status: string }>`
           WITH found AS (
             SELECT call_status FROM calls WHERE org_id = ${orgId} AND call_id = ${callId}
@@ -359,7 +361,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
       // vendor's members are bound by the ended-calls rule: an opt-out is heard while the call is in progress, and
       // the agent runtime reporting it then must not lose it
       const updateOptOut = (
-        orgId: string,
+        orgId: OrgId,
         callId: string,
         body: { readonly metadata?: unknown },
         optOut: boolean,
@@ -394,7 +396,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
         })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("CallsApiRepo.update"))
 
       const update = (
-        orgId: string,
+        orgId: OrgId,
         callId: string,
         body: { readonly metadata?: unknown; readonly opt_out?: boolean },
         now: number
@@ -403,7 +405,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
           ? updateMetadata(orgId, callId, body)
           : updateOptOut(orgId, callId, body, body.opt_out, now)
 
-      const remove = (orgId: string, callId: string) =>
+      const remove = (orgId: OrgId, callId: string) =>
         sql<{ deleted: boolean; status: string }>`
           WITH found AS (
             SELECT call_status FROM calls WHERE org_id = ${orgId} AND call_id = ${callId}
@@ -425,7 +427,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
         )
 
       const conversations = (
-        orgId: string,
+        orgId: OrgId,
         phoneNumber: string,
         limit: number,
         after: { readonly sortValue: number; readonly callId: string } | undefined

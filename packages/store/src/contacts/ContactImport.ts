@@ -17,6 +17,7 @@
  *   then matched against the org's contacts to say which collided.
  * - The database inserts one chunk while the caller decodes the next (two cores busy), as in the seed.
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Clock, Effect, Fiber, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -93,7 +94,7 @@ const MAX_LISTED = 20
  * @category constructors
  */
 export const load = Effect.fnUntraced(function*<E>(
-  orgId: string,
+  orgId: OrgId,
   source: ChunkSource<E>,
   options: {
     readonly onProgress?: (progress: ImportProgress) => void
@@ -169,7 +170,7 @@ export const load = Effect.fnUntraced(function*<E>(
 })
 
 /** Which lines of a chunk name a number or contact id the org already had (read after the rollback). */
-const explain = (orgId: string, chunk: ImportChunk) =>
+const explain = (orgId: OrgId, chunk: ImportChunk) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { contactId, phoneNumber } = chunk.columns

@@ -240,6 +240,7 @@ const unstorableField = (request: CreateContactRequest | UpdateContactRequest): 
  */
 export class ContactsRepo extends Context.Service<ContactsRepo, {
   /** One page of the org's contacts matching the request, with the exact total. */
+  /** `orgId` is not OrgId yet: tools/bench calls it with literal org ids. */
   readonly list: (orgId: string, request: ListContactsRequest) => Effect.Effect<
     ListContactsResponse,
     InvalidPaginationKey
@@ -249,23 +250,23 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
    * byte: each row as the plain object the schema's encoding makes, the page one `JSON.stringify`, no schema on the
    * way (decision 0641).
    */
-  readonly listJson: (orgId: string, request: ListContactsRequest) => Effect.Effect<string, InvalidPaginationKey>
+  readonly listJson: (orgId: OrgId, request: ListContactsRequest) => Effect.Effect<string, InvalidPaginationKey>
   readonly create: (
-    orgId: string,
+    orgId: OrgId,
     request: CreateContactRequest
   ) => Effect.Effect<Contact, DuplicatePhoneNumber | UnstorableText>
-  readonly get: (orgId: string, contactId: string) => Effect.Effect<Contact, ContactNotFound>
+  readonly get: (orgId: OrgId, contactId: string) => Effect.Effect<Contact, ContactNotFound>
   /** The org's contact with this phone number (the scheduler's do-not-call check, get-contact-by-phone). */
-  readonly getByPhone: (orgId: string, phoneNumber: string) => Effect.Effect<Contact, ContactNotFound>
+  readonly getByPhone: (orgId: OrgId, phoneNumber: string) => Effect.Effect<Contact, ContactNotFound>
   /** Changes the fields the request carries; `tags` replace the list, custom fields merge (null clears). */
   readonly update: (
-    orgId: string,
+    orgId: OrgId,
     contactId: string,
     request: UpdateContactRequest
   ) => Effect.Effect<Contact, ContactNotFound | UnstorableText>
-  readonly delete: (orgId: string, contactId: string) => Effect.Effect<void, ContactNotFound>
+  readonly delete: (orgId: OrgId, contactId: string) => Effect.Effect<void, ContactNotFound>
   /** The number of the org's contacts (the maintained count). */
-  readonly count: (orgId: string) => Effect.Effect<number>
+  readonly count: (orgId: OrgId) => Effect.Effect<number>
 }>()("@svc/store/ContactsRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<ContactsRepo, never, SqlClient.SqlClient | CursorKeys> = Layer.effect(
@@ -365,7 +366,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
 
       const encodeResponse = Schema.encodeSync(ListContactsResponse)
 
-      const listJson = Effect.fn("ContactsRepo.listJson")(function*(orgId: string, request: ListContactsRequest) {
+      const listJson = Effect.fn("ContactsRepo.listJson")(function*(orgId: OrgId, request: ListContactsRequest) {
         const { context, filtered, has_more, rows, total } = yield* pageOf(orgId, request)
         const n = has_more ? request.limit : rows.length
         const items = new Array<Record<string, unknown>>(n)
@@ -400,13 +401,13 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
 
       const columns = sql.literal(ContactsQuery.contactColumns)
 
-      const get = Effect.fn("ContactsRepo.get")(function*(orgId: string, contactId: string) {
+      const get = Effect.fn("ContactsRepo.get")(function*(orgId: OrgId, contactId: string) {
         const rows = yield* sql<ContactRow>`
           SELECT ${columns} FROM contacts WHERE org_id = ${orgId} AND contact_id = ${contactId}`.pipe(Effect.orDie)
         return yield* one(rows, contactId)
       })
 
-      const getByPhone = Effect.fn("ContactsRepo.getByPhone")(function*(orgId: string, phoneNumber: string) {
+      const getByPhone = Effect.fn("ContactsRepo.getByPhone")(function*(orgId: OrgId, phoneNumber: string) {
         const rows = yield* sql<ContactRow>`
           SELECT ${columns} FROM contacts WHERE org_id = ${orgId} AND phone_number = ${phoneNumber}`.pipe(
           Effect.orDie
@@ -421,7 +422,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
           : Effect.succeed(toContact(rows[0]))
       })
 
-      const create = Effect.fn("ContactsRepo.create")(function*(orgId: string, request: CreateContactRequest) {
+      const create = Effect.fn("ContactsRepo.create")(function*(orgId: OrgId, request: CreateContactRequest) {
         const unstorable = unstorableField(request)
         if (unstorable !== undefined) return yield* unstorable
         const now = yield* Clock.currentTimeMillis
@@ -446,7 +447,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
       })
 
       const update = Effect.fn("ContactsRepo.update")(
-        function*(orgId: string, contactId: string, request: UpdateContactRequest) {
+        function*(orgId: OrgId, contactId: string, request: UpdateContactRequest) {
           const unstorable = unstorableField(request)
           if (unstorable !== undefined) return yield* unstorable
           const now = yield* Clock.currentTimeMillis
@@ -471,7 +472,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
         }
       )
 
-      const remove = Effect.fn("ContactsRepo.delete")(function*(orgId: string, contactId: string) {
+      const remove = Effect.fn("ContactsRepo.delete")(function*(orgId: OrgId, contactId: string) {
         const rows = yield* sql<{ contact_id: string }>`
           DELETE FROM contacts WHERE org_id = ${orgId} AND contact_id = ${contactId} RETURNING contact_id`.pipe(
           Effect.orDie

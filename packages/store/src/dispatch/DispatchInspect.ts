@@ -15,6 +15,7 @@
  *   itself reads the window only.
  */
 import { CanonicalCallTimeWindow, isOpen, nextClosing, nextOpening } from "@svc/domain/CallWindow.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TaskStates } from "../batches/index.ts"
@@ -235,9 +236,9 @@ interface BatchRow {
  * @category services
  */
 export class DispatchInspect extends Context.Service<DispatchInspect, {
-  readonly status: (orgId: string, batchCallId: string, now: number) => Effect.Effect<BatchStatusReport, BatchNotFound>
+  readonly status: (orgId: OrgId, batchCallId: string, now: number) => Effect.Effect<BatchStatusReport, BatchNotFound>
   readonly preview: (
-    orgId: string,
+    orgId: OrgId,
     batchCallId: string,
     options: PreviewOptions
   ) => Effect.Effect<PreviewReport, BatchNotFound>
@@ -248,7 +249,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      const batchRow = (orgId: string, batchCallId: string) =>
+      const batchRow = (orgId: OrgId, batchCallId: string) =>
         sql<BatchRow>`
           SELECT b.org_id, b.status, b.total_task_count, b.reserved_concurrency, b.max_concurrency, b.call_time_window,
             b.trigger_timestamp::float8 AS trigger_timestamp, b.next_dispatch_at::float8 AS next_dispatch_at,
@@ -276,7 +277,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
 
       const windowOf = (row: BatchRow) => row.call_time_window === null ? undefined : decodeWindow(row.call_time_window)
 
-      const status = Effect.fn("DispatchInspect.status")(function*(orgId: string, batchCallId: string, now: number) {
+      const status = Effect.fn("DispatchInspect.status")(function*(orgId: OrgId, batchCallId: string, now: number) {
         const row = yield* batchRow(orgId, batchCallId)
         const counts = yield* sql<{ state: string; n: number }>`
           SELECT state, count(*)::int4 AS n FROM batch_call_tasks
@@ -332,7 +333,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
 
       /** The pending tasks per legal group, each group evaluated once at `at` (LegalHoursReport). */
       const legalHoursReport = (
-        orgId: string,
+        orgId: OrgId,
         batchCallId: string,
         window: CanonicalCallTimeWindow | undefined,
         at: number
@@ -357,7 +358,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
         )
 
       const preview = Effect.fn("DispatchInspect.preview")(
-        function*(orgId: string, batchCallId: string, options: PreviewOptions) {
+        function*(orgId: OrgId, batchCallId: string, options: PreviewOptions) {
           const row = yield* batchRow(orgId, batchCallId)
           const window = windowOf(row)
           const [counts] = yield* sql<{ pending: number; dnc: number }>`

@@ -75,7 +75,7 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   ) => Effect.Effect<void>
   /** Claims tasks of the org's open, due batches, sharing the free slots fairly; one transaction. */
   readonly claim: (
-    orgId: string,
+    orgId: string, // not OrgId yet: tools/bench calls it with literal org ids
     batches: ReadonlyArray<DueBatch>,
     options: ClaimOptions
   ) => Effect.Effect<ClaimResult>

@@ -4,6 +4,7 @@
  * window is postponed to the window's next opening.
  */
 import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 
@@ -15,7 +16,7 @@ import type { SqlClient } from "effect/sql"
  */
 export interface DueBatch {
   readonly batchCallId: string
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly fromNumber: string
   readonly reservedConcurrency: number
   /** The batch's cap on its own calls in flight (decision 0549); `undefined` = none. */
@@ -44,7 +45,8 @@ export interface DueView {
 
 interface DueRow {
   readonly batch_call_id: string
-  readonly org_id: string
+  /** Branded as it is read: a row is where the scheduler's org ids enter. */
+  readonly org_id: OrgId
   readonly from_number: string
   readonly reserved_concurrency: number
   readonly max_concurrency: number | null

@@ -3,6 +3,7 @@
  * release of a dead or stopping worker's tasks, and the reconciler's look at `unknown` tasks, which either go back
  * to `pending` (never placed; under the org's lock) or stay for the next look.
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { isLockTimeout, lockOrg } from "./OrgLock.ts"
@@ -14,7 +15,7 @@ import { isLockTimeout, lockOrg } from "./OrgLock.ts"
  */
 export interface UnknownTask {
   readonly taskId: string
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly batchCallId: string
   readonly fromNumber: string
   readonly toNumber: string
@@ -87,7 +88,7 @@ export const make = (sql: SqlClient.SqlClient) => {
     sql<
       {
         task_id: string
-        org_id: string
+        org_id: OrgId // branded as it is read: a row is where the scheduler's org ids enter
         batch_call_id: string
         from_number: string
         to_number: string

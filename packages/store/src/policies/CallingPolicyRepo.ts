@@ -13,6 +13,7 @@
  */
 import type { PolicyOverride } from "@svc/domain/compliance/CallingPolicy.ts"
 import type { DecidedOverride } from "@svc/domain/compliance/EffectivePolicy.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { CREATED_CHANNEL } from "../batches/index.ts"
@@ -71,19 +72,19 @@ export const storedPolicies = (
  */
 export class CallingPolicyRepo extends Context.Service<CallingPolicyRepo, {
   /** The org's stored override (undefined: it never had one, the default policy at version 0). */
-  readonly stored: (orgId: string) => Effect.Effect<StoredPolicy | undefined>
+  readonly stored: (orgId: OrgId) => Effect.Effect<StoredPolicy | undefined>
   /** The stored overrides of several orgs at once (missing orgs: none). */
   readonly storedMany: (orgIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, StoredPolicy>>
   /** Stores the org's decided override (replacing the previous one whole); returns its version. */
   readonly set: (
-    orgId: string,
+    orgId: OrgId,
     decided: DecidedOverride,
     now: number
   ) => Effect.Effect<{ readonly version: number }, OrgNotFound>
   /** Removes the org's override (the default policy applies again); returns the new version. */
-  readonly clear: (orgId: string, now: number) => Effect.Effect<{ readonly version: number }, OrgNotFound>
+  readonly clear: (orgId: OrgId, now: number) => Effect.Effect<{ readonly version: number }, OrgNotFound>
   /** The org's policy changes, newest first. */
-  readonly audit: (orgId: string, limit: number) => Effect.Effect<ReadonlyArray<PolicyAuditEntry>>
+  readonly audit: (orgId: OrgId, limit: number) => Effect.Effect<ReadonlyArray<PolicyAuditEntry>>
 }>()("@svc/store/CallingPolicyRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<CallingPolicyRepo, never, SqlClient.SqlClient> = Layer.effect(
@@ -93,9 +94,9 @@ export class CallingPolicyRepo extends Context.Service<CallingPolicyRepo, {
 
       const storedMany = (orgIds: ReadonlyArray<string>) => storedPolicies(sql, orgIds, "CallingPolicyRepo.storedMany")
 
-      const stored = (orgId: string) => storedMany([orgId]).pipe(Effect.map((found) => found.get(orgId)))
+      const stored = (orgId: OrgId) => storedMany([orgId]).pipe(Effect.map((found) => found.get(orgId)))
 
-      const orgExists = (orgId: string) =>
+      const orgExists = (orgId: OrgId) =>
         sql<{ org_id: string }>`SELECT org_id FROM orgs WHERE org_id = ${orgId} FOR SHARE`.pipe(
           Effect.flatMap((rows) =>
             rows.length > 0 ? Effect.void : Effect.fail(new OrgNotFound({ orgId, message: `no org ${orgId}` }))
@@ -103,7 +104,7 @@ export class CallingPolicyRepo extends Context.Service<CallingPolicyRepo, {
         )
 
       /** The org's open batches whose trigger time has passed are due now (see the module comment). */
-      const wakeBatches = (orgId: string, now: number) =>
+      const wakeBatches = (orgId: OrgId, now: number) =>
         sql`
           WITH woken AS (
             UPDATE batch_calls SET next_dispatch_at = ${now}
@@ -113,7 +114,7 @@ export class CallingPolicyRepo extends Context.Service<CallingPolicyRepo, {
           )
           SELECT pg_notify(${CREATED_CHANNEL}, batch_call_id) FROM woken`
 
-      const set = (orgId: string, decided: DecidedOverride, now: number) =>
+      const set = (orgId: OrgId, decided: DecidedOverride, now: number) =>
         Effect.gen(function*() {
           const { override } = decided
           const stored = decided.stored
@@ -137,7 +138,7 @@ export class CallingPolicyRepo extends Context.Service<CallingPolicyRepo, {
           }))
         }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("CallingPolicyRepo.set"))
 
-      const clear = (orgId: string, now: number) =>
+      const clear = (orgId: OrgId, now: number) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* orgExists(orgId)
           // the version keeps rising after a clear, so a scheduler that cached the override sees the change
@@ -155,7 +156,7 @@ export class CallingPolicyRepo extends Context.Service<CallingPolicyRepo, {
           return { version: row!.version }
         })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("CallingPolicyRepo.clear"))
 
-      const audit = (orgId: string, limit: number) =>
+      const audit = (orgId: OrgId, limit: number) =>
         sql<PolicyAuditEntry>`
           SELECT version::float8 AS version, at::float8 AS at, action, override, loosenings, approved_by, reason
           FROM org_calling_policy_audit WHERE org_id = ${orgId}

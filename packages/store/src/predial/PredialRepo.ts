@@ -17,6 +17,7 @@
  * - Inserting a `registered` call enqueues no webhook event (webhook_call_events yields none for it), so there is no
  *   outbox row to take back, and deleting the row fires no trigger.
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { ORG_LOCK, ORG_LOCK_WAIT_MS } from "../dispatch/index.ts"
@@ -58,7 +59,7 @@ export interface SigningSecret {
  * @category models
  */
 export interface PredialTarget {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly url: string
   readonly timeoutMs: number
   readonly secrets: ReadonlyArray<SigningSecret>
@@ -118,15 +119,15 @@ export class PredialRepo extends Context.Service<PredialRepo, {
    * unsigned check could not be told from a forgery, and a check that cannot be signed never allows a dial.
    */
   readonly set: (
-    orgId: string,
+    orgId: OrgId,
     url: string,
     timeoutMs: number,
     now: number
   ) => Effect.Effect<PredialSetting, OrgNotFound | InvalidPredialSetting>
   /** Removes the org's pre-dial webhook; returns whether it had one. */
-  readonly clear: (orgId: string) => Effect.Effect<boolean>
+  readonly clear: (orgId: OrgId) => Effect.Effect<boolean>
   /** The org's setting, if any. */
-  readonly get: (orgId: string) => Effect.Effect<PredialSetting | undefined>
+  readonly get: (orgId: OrgId) => Effect.Effect<PredialSetting | undefined>
   /** Every org's target with its secrets at `now` (the workers' cache; one statement). */
   readonly targets: (now: number) => Effect.Effect<ReadonlyArray<PredialTarget>>
   /**
@@ -147,7 +148,7 @@ export class PredialRepo extends Context.Service<PredialRepo, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      const set = (orgId: string, url: string, timeoutMs: number, now: number) =>
+      const set = (orgId: OrgId, url: string, timeoutMs: number, now: number) =>
         Effect.gen(function*() {
           const bad = checkUrl(url) ??
             (Number.isInteger(timeoutMs) && timeoutMs >= TIMEOUT_MS.min && timeoutMs <= TIMEOUT_MS.max
@@ -172,14 +173,14 @@ export class PredialRepo extends Context.Service<PredialRepo, {
           return { predial_webhook_url: url, timeout_ms: timeoutMs }
         }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("PredialRepo.set"))
 
-      const clear = (orgId: string) =>
+      const clear = (orgId: OrgId) =>
         sql`DELETE FROM org_predial_webhooks WHERE org_id = ${orgId} RETURNING 1`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie,
           Effect.withSpan("PredialRepo.clear")
         )
 
-      const get = (orgId: string) =>
+      const get = (orgId: OrgId) =>
         sql<{ url: string; timeout_ms: number }>`
           SELECT url, timeout_ms FROM org_predial_webhooks WHERE org_id = ${orgId}`.pipe(
           Effect.map((rows) =>
@@ -190,7 +191,8 @@ export class PredialRepo extends Context.Service<PredialRepo, {
         )
 
       const targets = (now: number) =>
-        sql<{ org_id: string; url: string; timeout_ms: number; secrets: Array<{ s: string; a: number }> | null }>`
+        // org_id is branded as it is read: a row is where the scheduler's org ids enter
+        sql<{ org_id: OrgId; url: string; timeout_ms: number; secrets: Array<{ s: string; a: number }> | null }>`
           SELECT p.org_id, p.url, p.timeout_ms,
             -- the secret signing now (the newest active one, as WebhooksRepo.claim picks it) and every newer one
             (SELECT jsonb_agg(jsonb_build_object('s', s.secret, 'a', s.active_from) ORDER BY s.active_from, s.secret_id)

@@ -25,6 +25,7 @@
  * - The file is read before the transaction opens: a bad file takes no snapshot and no lock.
  */
 import { PgTypes } from "@effect/sql-pg"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Clock, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -177,7 +178,7 @@ class Collected {
  * @category constructors
  */
 export const load = Effect.fnUntraced(function*<E>(
-  orgId: string,
+  orgId: OrgId,
   source: SuppressionChunkSource<E>,
   options: {
     readonly defaultSource: string

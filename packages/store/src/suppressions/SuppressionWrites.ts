@@ -11,6 +11,7 @@
  * - `created_timestamp` is the caller's `now` (from the `Clock`), epoch milliseconds.
  */
 import type { E164 } from "@svc/domain/models/E164.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 
@@ -32,7 +33,7 @@ export interface Suppression {
  * @category models
  */
 export interface SuppressionInput {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly phoneNumber: E164
   readonly reason?: string | null | undefined
   readonly source: string

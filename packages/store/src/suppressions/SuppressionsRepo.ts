@@ -13,6 +13,7 @@
  *   sort value and id are the page's last number.
  */
 import type { E164 } from "@svc/domain/models/E164.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import type { CreateSuppressionRequest, ListSuppressionsRequest } from "@svc/domain/models/Suppression.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Context, Effect, Layer, Result, Schema } from "effect"
@@ -75,7 +76,7 @@ export const prefixEnd = (prefix: string): string =>
  * @category encoding
  */
 export const listStatement = (
-  orgId: string,
+  orgId: OrgId,
   request: ListSuppressionsRequest,
   after: string | undefined
 ): Statement => {
@@ -119,15 +120,15 @@ export const listFingerprint = (request: ListSuppressionsRequest): Pagination.Qu
  */
 export class SuppressionsRepo extends Context.Service<SuppressionsRepo, {
   readonly create: (
-    orgId: string,
+    orgId: OrgId,
     request: CreateSuppressionRequest,
     now: number
   ) => Effect.Effect<SuppressionWritten>
   readonly list: (
-    orgId: string,
+    orgId: OrgId,
     request: ListSuppressionsRequest
   ) => Effect.Effect<SuppressionsPage, SuppressionKeyInvalid>
-  readonly delete: (orgId: string, phoneNumber: E164) => Effect.Effect<void, SuppressionNotFound>
+  readonly delete: (orgId: OrgId, phoneNumber: E164) => Effect.Effect<void, SuppressionNotFound>
 }>()("@svc/store/SuppressionsRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<SuppressionsRepo, never, SqlClient.SqlClient | CursorKeys> = Layer.effect(
@@ -137,7 +138,7 @@ export class SuppressionsRepo extends Context.Service<SuppressionsRepo, {
       const cursors = yield* CursorKeys
 
       const create = Effect.fn("SuppressionsRepo.create")(
-        function*(orgId: string, request: CreateSuppressionRequest, now: number) {
+        function*(orgId: OrgId, request: CreateSuppressionRequest, now: number) {
           return yield* insertSuppression(sql, {
             orgId,
             phoneNumber: request.phone_number,
@@ -148,7 +149,7 @@ export class SuppressionsRepo extends Context.Service<SuppressionsRepo, {
         }
       )
 
-      const list = Effect.fn("SuppressionsRepo.list")(function*(orgId: string, request: ListSuppressionsRequest) {
+      const list = Effect.fn("SuppressionsRepo.list")(function*(orgId: OrgId, request: ListSuppressionsRequest) {
         const context = { orgId, queryFingerprint: listFingerprint(request) }
         let after: string | undefined
         if (request.pagination_key !== undefined) {
@@ -181,7 +182,7 @@ export class SuppressionsRepo extends Context.Service<SuppressionsRepo, {
         }
       })
 
-      const remove = Effect.fn("SuppressionsRepo.delete")(function*(orgId: string, phoneNumber: E164) {
+      const remove = Effect.fn("SuppressionsRepo.delete")(function*(orgId: OrgId, phoneNumber: E164) {
         const deleted = yield* sql`
           DELETE FROM suppressions WHERE org_id = ${orgId} AND phone_number = ${phoneNumber} RETURNING 1 AS one`.pipe(
           Effect.orDie

@@ -13,6 +13,7 @@
  * `SVC_WEBHOOK_RETENTION_DAYS`). An index on (org_id, failing, event_seq) would make the unfiltered page a walk of
  * its own rows; it is not added here (the webhook tables are being partitioned at the same time: docs/api.md).
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Context, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -104,7 +105,7 @@ interface Row {
  * @category services
  */
 export class WebhookDeliveryList extends Context.Service<WebhookDeliveryList, {
-  readonly list: (orgId: string, query: DeliveryQuery) => Effect.Effect<DeliveryPage, DeliveryListKeyInvalid>
+  readonly list: (orgId: OrgId, query: DeliveryQuery) => Effect.Effect<DeliveryPage, DeliveryListKeyInvalid>
 }>()("@svc/store/WebhookDeliveryList") {
   /** @category layers */
   static readonly layer: Layer.Layer<WebhookDeliveryList, never, SqlClient.SqlClient | CursorKeys> = Layer.effect(
@@ -113,7 +114,7 @@ export class WebhookDeliveryList extends Context.Service<WebhookDeliveryList, {
       const sql = yield* SqlClient.SqlClient
       const cursors = yield* CursorKeys
 
-      const list = Effect.fn("WebhookDeliveryList.list")(function*(orgId: string, query: DeliveryQuery) {
+      const list = Effect.fn("WebhookDeliveryList.list")(function*(orgId: OrgId, query: DeliveryQuery) {
         const context = { orgId, queryFingerprint: deliveriesFingerprint(query) }
         let after: { readonly rank: number; readonly seq: string } | undefined
         if (query.paginationKey !== undefined) {

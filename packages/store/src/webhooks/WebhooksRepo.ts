@@ -12,6 +12,7 @@
  * - A result is written only by the lease's holder (`lease_owner`); a late result of an expired lease is dropped
  *   (the event was, or will be, delivered again: at least once, de-duplicated by event id).
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as crypto from "node:crypto"
@@ -32,7 +33,7 @@ export class InvalidWebhookSetting extends Schema.TaggedError<InvalidWebhookSett
 export interface ClaimedEvent {
   readonly eventSeq: string
   readonly eventId: string
-  readonly orgId: string
+  readonly orgId: string // not OrgId yet: tools/bench builds events with literal org ids
   readonly callId: string
   readonly event: string
   readonly url: string
@@ -129,7 +130,7 @@ const column = <A>(values: Array<A | null>): Array<A | null> => values.some((v) 
 export class WebhooksRepo extends Context.Service<WebhooksRepo, {
   /** The org's default target; `events` undefined = the default three. */
   readonly setOrgWebhook: (
-    orgId: string,
+    orgId: OrgId,
     url: string,
     events: ReadonlyArray<string> | undefined,
     now: number
@@ -139,18 +140,19 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
   >
   /** The agent version's own URL (the org is put on the outbox trigger's list). */
   readonly setAgentWebhook: (
-    orgId: string,
+    orgId: OrgId,
     agentId: string,
     version: number,
     url: string
   ) => Effect.Effect<void, InvalidWebhookSetting>
   /** A new signing secret, returned once; it signs from `now + graceMs`, at once when the org had none. */
+  /** `orgId` is not OrgId yet: tools/bench calls it with literal org ids. */
   readonly createSecret: (orgId: string, graceMs: number, now: number) => Effect.Effect<string, OrgNotFound>
   readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<ClaimedEvent>>
   /** Writes attempts' results; returns how many the caller still held. */
   readonly complete: (owner: string, now: number, results: ReadonlyArray<AttemptResult>) => Effect.Effect<number>
   readonly deliveries: (
-    orgId: string,
+    orgId: OrgId,
     callId: string | undefined,
     limit: number
   ) => Effect.Effect<ReadonlyArray<Delivery>>
@@ -176,7 +178,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
           (rows) => rows.length > 0 ? Effect.void : Effect.fail(new OrgNotFound({ orgId, message: `no org ${orgId}` }))
         )
 
-      const setOrgWebhook = (orgId: string, url: string, events: ReadonlyArray<string> | undefined, now: number) =>
+      const setOrgWebhook = (orgId: OrgId, url: string, events: ReadonlyArray<string> | undefined, now: number) =>
         Effect.gen(function*() {
           const bad = checkUrl(url) ?? (events === undefined ? undefined : checkEvents(events))
           if (bad !== undefined) return yield* new InvalidWebhookSetting({ message: bad })
@@ -194,7 +196,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
           return { webhook_url: url, webhook_events: unique ?? [...EVENTS] }
         }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("WebhooksRepo.setOrgWebhook"))
 
-      const setAgentWebhook = (orgId: string, agentId: string, version: number, url: string) =>
+      const setAgentWebhook = (orgId: OrgId, agentId: string, version: number, url: string) =>
         Effect.gen(function*() {
           const bad = checkUrl(url)
           if (bad !== undefined) return yield* new InvalidWebhookSetting({ message: bad })
@@ -332,7 +334,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
           Effect.withSpan("WebhooksRepo.complete")
         )
 
-      const deliveries = (orgId: string, callId: string | undefined, limit: number) =>
+      const deliveries = (orgId: OrgId, callId: string | undefined, limit: number) =>
         sql<{
           event_id: string
           call_id: string

@@ -1,5 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { BackfillContactAnalysisDataRequest } from "@svc/domain/models/BackfillJob.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BackfillRepo } from "../../src/backfill/BackfillRepo.ts"
@@ -21,7 +22,7 @@ let serial = 0
 
 const seedOrg = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const orgId = `org_backfill_${++serial}`
+  const orgId = OrgId.make(`org_backfill_${++serial}`)
   yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'backfill', 0)`
   for (const n of ["+14155550001", "+14155550002", "+14155550003"]) {
     yield* sql`
@@ -32,7 +33,7 @@ const seedOrg = Effect.gen(function*() {
 })
 
 /** A call row as the dispatcher writes it: `registered` at the claim (no start), then `ongoing`, then finished. */
-const insertCall = (orgId: string, toNumber: string, status: string, analysis: Record<string, unknown>) =>
+const insertCall = (orgId: OrgId, toNumber: string, status: string, analysis: Record<string, unknown>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const finished = status === "ended"
@@ -47,7 +48,7 @@ const insertCall = (orgId: string, toNumber: string, status: string, analysis: R
   })
 
 /** Claims the org's job and processes it chunk by chunk to the end; returns the counters. */
-const runToIdle = (orgId: string) =>
+const runToIdle = (orgId: OrgId) =>
   Effect.gen(function*() {
     const runner = yield* BackfillRunnerRepo
     const job: RunningBackfill = Option.getOrThrow(yield* runner.claimNext("worker", NOW, 60_000))
@@ -64,7 +65,7 @@ const runToIdle = (orgId: string) =>
     return assert.fail("the run did not end")
   })
 
-const customFields = (orgId: string, phoneNumber: string) =>
+const customFields = (orgId: OrgId, phoneNumber: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [row] = yield* sql<{ custom_fields: Record<string, unknown> }>`

@@ -1,5 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateTestCaseDefinitionRequest, normalize } from "@svc/domain/batchTests/TestCaseDefinition.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchTestsRepo } from "../../src/batchTests/BatchTestsRepo.ts"
@@ -21,7 +22,7 @@ let serial = 0
 const seed = (definitions: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgId = `org_tests_${++serial}`
+    const orgId = OrgId.make(`org_tests_${++serial}`)
     yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'tests', 0)`
     const repo = yield* TestCaseDefinitionsRepo
     const ids: Array<string> = []

@@ -4,6 +4,7 @@
 // never dials a task twice; a paused batch's lines go to other batches; a batch's calls in flight never exceed its
 // max_concurrency, inside the org's limit and reserve.
 import { assert, layer } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Deferred, Effect, Fiber, Layer, Random, Ref } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -11,6 +12,15 @@ import { BatchProgressRepo } from "../../src/batches/BatchProgressRepo.ts"
 import { type ClaimResult, DispatchRepo, type DueBatch } from "../../src/dispatch/index.ts"
 import { addOrg, createBatch } from "../../test-support/BatchFixtures.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
+
+const ORG_P1 = OrgId.make("org_p1")
+const ORG_P2 = OrgId.make("org_p2")
+const ORG_P2X = OrgId.make("org_p2x")
+const ORG_P3 = OrgId.make("org_p3")
+const ORG_P4 = OrgId.make("org_p4")
+const ORG_M1 = OrgId.make("org_m1")
+const ORG_M2 = OrgId.make("org_m2")
+const ORG_R1 = OrgId.make("org_r1")
 
 const Layers = Layer.mergeAll(BatchCallsRepo.layer, BatchProgressRepo.layer, DispatchRepo.layer).pipe(
   Layer.provideMerge(TestDatabase.layer)
@@ -63,13 +73,13 @@ const seed = Number(process.env.SVC_PAUSE_SEED ?? Date.now() % 1_000_000)
 layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) => {
   it.effect("pause stops claims of the batch (a due list seen before it too), resume restores its status", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_p1", 10)
-      const id = yield* createBatch("org_p1", 6)
+      yield* addOrg(ORG_P1, 10)
+      const id = yield* createBatch(ORG_P1, 6)
       const repo = yield* BatchProgressRepo
       const due = yield* dueOf(id)
       assert.strictEqual(due.length, 1)
       // never claimed: scheduled, and scheduled again after resume
-      const paused = yield* repo.pause("org_p1", id, 1_000)
+      const paused = yield* repo.pause(ORG_P1, id, 1_000)
       assert.strictEqual(paused.status, "paused")
       assert.deepStrictEqual(yield* statusOf(id), { status: "paused", paused_from: "scheduled" })
       assert.isNull(paused.estimated_completion_timestamp)
@@ -81,20 +91,20 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       assert.deepStrictEqual(yield* attempted(id), [])
       assert.strictEqual((yield* repo.get("org_p1", id, 1_000)).tasks.pending, 6)
       // idempotent: pausing again answers the same
-      assert.deepStrictEqual(yield* repo.pause("org_p1", id, 1_000), paused)
+      assert.deepStrictEqual(yield* repo.pause(ORG_P1, id, 1_000), paused)
 
-      const resumed = yield* repo.resume("org_p1", id, 2_000)
+      const resumed = yield* repo.resume(ORG_P1, id, 2_000)
       assert.strictEqual(resumed.status, "scheduled")
       assert.deepStrictEqual(yield* statusOf(id), { status: "scheduled", paused_from: null })
       const after = yield* claim("org_p1", yield* dueOf(id), 2)
       assert.strictEqual(after.claimed.length, 2)
       // started: a pause now returns it to in_progress
-      assert.strictEqual((yield* repo.pause("org_p1", id, 3_000)).status, "paused")
+      assert.strictEqual((yield* repo.pause(ORG_P1, id, 3_000)).status, "paused")
       assert.deepStrictEqual(yield* statusOf(id), { status: "paused", paused_from: "in_progress" })
-      const resumedAgain = yield* repo.resume("org_p1", id, 4_000)
+      const resumedAgain = yield* repo.resume(ORG_P1, id, 4_000)
       assert.strictEqual(resumedAgain.status, "in_progress")
       // resuming a running batch is idempotent
-      assert.strictEqual((yield* repo.resume("org_p1", id, 5_000)).status, "in_progress")
+      assert.strictEqual((yield* repo.resume(ORG_P1, id, 5_000)).status, "in_progress")
       // the rest of the batch is claimed once each: 6 distinct tasks attempted, none twice
       const rest = yield* claim("org_p1", yield* dueOf(id))
       assert.strictEqual(rest.claimed.length, 4)
@@ -109,37 +119,37 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
 
   it.effect("a completed or cancelled batch cannot be paused or resumed (409); another org's is not found", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_p2", 10)
-      yield* addOrg("org_p2x", 10)
+      yield* addOrg(ORG_P2, 10)
+      yield* addOrg(ORG_P2X, 10)
       const repo = yield* BatchProgressRepo
-      const cancelled = yield* createBatch("org_p2", 2)
-      yield* repo.cancel("org_p2", cancelled, 1)
+      const cancelled = yield* createBatch(ORG_P2, 2)
+      yield* repo.cancel(ORG_P2, cancelled, 1)
       for (const op of [repo.pause, repo.resume]) {
-        const error = yield* Effect.flip(op("org_p2", cancelled, 2))
+        const error = yield* Effect.flip(op(ORG_P2, cancelled, 2))
         assert.strictEqual(error._tag, "BatchCallNotRunning")
         assert.include(error.message, "is cancelled")
       }
-      const completed = yield* createBatch("org_p2", 1)
+      const completed = yield* createBatch(ORG_P2, 1)
       yield* claim("org_p2", yield* dueOf(completed))
       yield* finish(completed, 1)
       const dispatch = yield* DispatchRepo
       assert.deepStrictEqual(yield* dispatch.completeIfDone([completed]), [completed])
-      const error = yield* Effect.flip(repo.pause("org_p2", completed, 3))
+      const error = yield* Effect.flip(repo.pause(ORG_P2, completed, 3))
       assert.strictEqual(error._tag, "BatchCallNotRunning")
       assert.include(error.message, "is completed")
-      const other = yield* Effect.flip(repo.pause("org_p2x", cancelled, 3))
+      const other = yield* Effect.flip(repo.pause(ORG_P2X, cancelled, 3))
       assert.strictEqual(other._tag, "BatchCallNotFound")
-      assert.strictEqual((yield* Effect.flip(repo.resume("org_p2x", cancelled, 3)))._tag, "BatchCallNotFound")
+      assert.strictEqual((yield* Effect.flip(repo.resume(ORG_P2X, cancelled, 3)))._tag, "BatchCallNotFound")
     }))
 
   it.effect("cancelling a paused batch cancels its pending tasks; its calls in flight finish", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_p3", 10)
-      const id = yield* createBatch("org_p3", 5)
+      yield* addOrg(ORG_P3, 10)
+      const id = yield* createBatch(ORG_P3, 5)
       const repo = yield* BatchProgressRepo
       yield* claim("org_p3", yield* dueOf(id), 2)
-      yield* repo.pause("org_p3", id, 1)
-      const cancelled = yield* repo.cancel("org_p3", id, 2)
+      yield* repo.pause(ORG_P3, id, 1)
+      const cancelled = yield* repo.cancel(ORG_P3, id, 2)
       assert.strictEqual(cancelled.status, "cancelled")
       assert.deepStrictEqual(cancelled.tasks.cancelled, 3)
       assert.strictEqual(cancelled.calls_in_flight, 2)
@@ -148,15 +158,15 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
 
   it.effect("a paused batch's lines go to the org's other batch at its next claim", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_p4", 4)
-      const a = yield* createBatch("org_p4", 10)
-      const b = yield* createBatch("org_p4", 10)
+      yield* addOrg(ORG_P4, 4)
+      const a = yield* createBatch(ORG_P4, 10)
+      const b = yield* createBatch(ORG_P4, 10)
       const repo = yield* BatchProgressRepo
       // both due: fair shares, 2 and 2
       const first = yield* claim("org_p4", [...(yield* dueOf(a)), ...(yield* dueOf(b))])
       assert.strictEqual(first.claimed.filter((t) => t.batchCallId === a).length, 2)
       assert.strictEqual(first.claimed.filter((t) => t.batchCallId === b).length, 2)
-      yield* repo.pause("org_p4", a, 1)
+      yield* repo.pause(ORG_P4, a, 1)
       yield* finish(a, 2)
       yield* finish(b, 2)
       // a's free lines all go to b; the stale due list still names a, which takes nothing
@@ -169,8 +179,8 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
 
   it.effect("max_concurrency caps the batch's calls in flight; the org's other lines go to its other batch", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_m1", 10)
-      const capped = yield* createBatch("org_m1", 20, { max_concurrency: 3 })
+      yield* addOrg(ORG_M1, 10)
+      const capped = yield* createBatch(ORG_M1, 20, { max_concurrency: 3 })
       const repo = yield* BatchProgressRepo
       assert.strictEqual((yield* repo.get("org_m1", capped, 0)).max_concurrency, 3)
       // alone (the one-statement claim): 3, then nothing until one ends, and not dry (no completion, no rest)
@@ -185,7 +195,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       assert.strictEqual((yield* claim("org_m1", yield* dueOf(capped))).claimed.length, 1)
       assert.strictEqual(yield* inFlight(capped), 3)
       // with another batch: the capped one takes none (at its cap), the other takes the org's 7 free lines
-      const other = yield* createBatch("org_m1", 20)
+      const other = yield* createBatch(ORG_M1, 20)
       const both = yield* claim("org_m1", [...(yield* dueOf(capped)), ...(yield* dueOf(other))])
       assert.strictEqual(both.claimed.filter((t) => t.batchCallId === capped).length, 0)
       assert.strictEqual(both.claimed.filter((t) => t.batchCallId === other).length, 7)
@@ -200,8 +210,8 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
 
   it.effect("max_concurrency inside the org's reserve: the lower bound binds", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_m2", 5)
-      const id = yield* createBatch("org_m2", 20, { max_concurrency: 4, reserved_concurrency: 3 })
+      yield* addOrg(ORG_M2, 5)
+      const id = yield* createBatch(ORG_M2, 20, { max_concurrency: 4, reserved_concurrency: 3 })
       // the reserve leaves 2 lines (5 - 3), fewer than the cap of 4
       assert.strictEqual((yield* claim("org_m2", yield* dueOf(id))).claimed.length, 2)
     }))
@@ -214,7 +224,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
     "randomized: 4 concurrent claimers, 0 claims after pause answered, in flight <= max_concurrency",
     () =>
       Effect.gen(function*() {
-        yield* addOrg("org_r1", 50)
+        yield* addOrg(ORG_R1, 50)
         const repo = yield* BatchProgressRepo
         const sql = yield* SqlClient.SqlClient
         let violations = 0
@@ -222,7 +232,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
         for (let run = 0; run < runs; run++) {
           yield* Effect.gen(function*() {
             const cap = 1 + (yield* Random.nextIntBetween(0, 4))
-            const id = yield* createBatch("org_r1", 12, { max_concurrency: cap })
+            const id = yield* createBatch(ORG_R1, 12, { max_concurrency: cap })
             const due = yield* dueOf(id)
             const pausedAt = yield* Ref.make<number | undefined>(undefined)
             const afterPause = yield* Ref.make<ReadonlyArray<ClaimResult>>([])
@@ -255,7 +265,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
             const sampling = yield* Effect.forkChild(sampler)
             const pauser = Effect.gen(function*() {
               for (let i = yield* Random.nextIntBetween(0, 20); i > 0; i--) yield* Effect.yieldNow
-              yield* repo.pause("org_r1", id, 1_000)
+              yield* repo.pause(ORG_R1, id, 1_000)
               // a claim whose number is above this began after the pause answered
               yield* Ref.set(pausedAt, sequence)
             })

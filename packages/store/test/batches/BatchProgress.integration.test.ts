@@ -1,5 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -9,6 +10,14 @@ import * as Fixtures from "../../test-support/BatchFixtures.ts"
 import { addOrg } from "../../test-support/BatchFixtures.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
+const ORG_P = OrgId.make("org_p")
+const ORG_A = OrgId.make("org_a")
+const ORG_B = OrgId.make("org_b")
+const ORG_C = OrgId.make("org_c")
+const ORG_D = OrgId.make("org_d")
+const ORG_R = OrgId.make("org_r")
+const ORG_S = OrgId.make("org_s")
+
 const Layers = Layer.mergeAll(BatchCallsRepo.layer, BatchProgressRepo.layer, DispatchRepo.layer).pipe(
   Layer.provideMerge(TestDatabase.layer)
 )
@@ -16,7 +25,7 @@ const Layers = Layer.mergeAll(BatchCallsRepo.layer, BatchProgressRepo.layer, Dis
 const MINUTE = 60_000
 
 /** The fixtures' batch, named "progress" (the name get-batch-call answers). */
-const createBatch = (orgId: string, tasks: number, extra: Record<string, unknown> = {}) =>
+const createBatch = (orgId: OrgId, tasks: number, extra: Record<string, unknown> = {}) =>
   Fixtures.createBatch(orgId, tasks, { name: "progress", ...extra })
 
 const states = (batchCallId: string) =>
@@ -50,8 +59,8 @@ const untilSomeoneWaitsOnALock = Effect.gen(function*() {
 layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
   it.effect("reports tasks per state, calls placed and in flight, the window's next opening and an estimate", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_p", 3)
-      const id = yield* createBatch("org_p", 8, {
+      yield* addOrg(ORG_P, 3)
+      const id = yield* createBatch(ORG_P, 8, {
         reserved_concurrency: 1,
         call_time_window: { windows: [{ start: 540, end: 1020 }], timezone: "UTC", day: ["Monday"] }
       })
@@ -93,13 +102,13 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
 
   it.effect("is org-scoped: another org's batch and an unknown id are not found", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_a", 2)
-      yield* addOrg("org_b", 2)
-      const id = yield* createBatch("org_a", 2)
+      yield* addOrg(ORG_A, 2)
+      yield* addOrg(ORG_B, 2)
+      const id = yield* createBatch(ORG_A, 2)
       const repo = yield* BatchProgressRepo
       const get = yield* Effect.flip(repo.get("org_b", id, 0))
       assert.strictEqual(get._tag, "BatchCallNotFound")
-      const cancel = yield* Effect.flip(repo.cancel("org_b", id, 0))
+      const cancel = yield* Effect.flip(repo.cancel(ORG_B, id, 0))
       assert.strictEqual(cancel.message, `batch call ${id} not found`)
       assert.deepStrictEqual(yield* states(id), ["pending", "pending"])
       assert.strictEqual((yield* Effect.flip(repo.get("org_a", "batch_call_nope", 0)))._tag, "BatchCallNotFound")
@@ -107,8 +116,8 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
 
   it.effect("cancels pending tasks only, leaves calls in flight to finish, and is idempotent", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_c", 5)
-      const id = yield* createBatch("org_c", 5)
+      yield* addOrg(ORG_C, 5)
+      const id = yield* createBatch(ORG_C, 5)
       yield* setState(id, 0, "completed")
       yield* setState(id, 1, "dialling")
       yield* setState(id, 2, "unknown")
@@ -119,7 +128,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
         INSERT INTO calls (org_id, call_id, batch_call_id, from_number, to_number, call_status, recorded_timestamp)
         VALUES ('org_c', 'call_t2', ${id}, '+14155550100', '+12125551002', 'registered', 0)`
       const repo = yield* BatchProgressRepo
-      const cancelled = yield* repo.cancel("org_c", id, 1_000)
+      const cancelled = yield* repo.cancel(ORG_C, id, 1_000)
       assert.strictEqual(cancelled.status, "cancelled")
       assert.strictEqual(cancelled.cancelled_timestamp, 1_000)
       assert.isNull(cancelled.completed_timestamp)
@@ -128,7 +137,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       assert.deepStrictEqual(yield* states(id), ["completed", "dialling", "unknown", "cancelled", "cancelled"])
       assert.strictEqual(cancelled.calls_in_flight, 2)
       // again, later: nothing changes, not even the time
-      const again = yield* repo.cancel("org_c", id, 5_000)
+      const again = yield* repo.cancel(ORG_C, id, 5_000)
       assert.deepStrictEqual(again, cancelled)
       // the call in flight is recorded as usual; the unknown task whose call was never placed goes to cancelled,
       // not back to pending
@@ -146,8 +155,8 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
 
   it.effect("a completed batch is answered as it is, with the time it completed", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_d", 5)
-      const id = yield* createBatch("org_d", 2)
+      yield* addOrg(ORG_D, 5)
+      const id = yield* createBatch(ORG_D, 2)
       yield* setState(id, 0, "completed")
       yield* setState(id, 1, "failed")
       const dispatch = yield* DispatchRepo
@@ -155,7 +164,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       assert.deepStrictEqual(yield* dispatch.completeIfDone([id]), [id])
       const after = Date.now()
       const repo = yield* BatchProgressRepo
-      const cancelled = yield* repo.cancel("org_d", id, 1)
+      const cancelled = yield* repo.cancel(ORG_D, id, 1)
       assert.strictEqual(cancelled.status, "completed")
       assert.isNull(cancelled.cancelled_timestamp)
       // the scheduler's completion statement sets no time: the database's clock at that statement
@@ -166,8 +175,8 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
 
   it.effect("a cancel racing a claim (two connections): the claim's tasks are dialled, no other task ever is", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_r", 3)
-      const id = yield* createBatch("org_r", 10)
+      yield* addOrg(ORG_R, 3)
+      const id = yield* createBatch(ORG_R, 10)
       const sql = yield* SqlClient.SqlClient
       const dispatch = yield* DispatchRepo
       const repo = yield* BatchProgressRepo
@@ -186,7 +195,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
         return rows.length - 1
       })))
       yield* Deferred.await(claimed)
-      const cancel = yield* Effect.forkChild(repo.cancel("org_r", id, 2_000))
+      const cancel = yield* Effect.forkChild(repo.cancel(ORG_R, id, 2_000))
       yield* untilSomeoneWaitsOnALock
       yield* Deferred.succeed(release, undefined)
       assert.strictEqual(yield* Fiber.join(claim), 2)
@@ -208,8 +217,8 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
 
   it.effect("a cancel that holds the org's lock first leaves a waiting claim nothing to take", () =>
     Effect.gen(function*() {
-      yield* addOrg("org_s", 3)
-      const id = yield* createBatch("org_s", 4)
+      yield* addOrg(ORG_S, 3)
+      const id = yield* createBatch(ORG_S, 4)
       const sql = yield* SqlClient.SqlClient
       const repo = yield* BatchProgressRepo
       // the cancel's transaction, paused after its updates with the org's lock held (connection A)
@@ -249,7 +258,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo legal hours", (it) => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const progress = yield* BatchProgressRepo
-      const orgId = `org_prog_legal_${process.pid}`
+      const orgId = OrgId.make(`org_prog_legal_${process.pid}`)
       yield* addOrg(orgId, 5)
       const batch = yield* createBatch(orgId, 0, {
         tasks: ["+13055550100", "+13055550101", "+12125550100", "+18085550100", "+442071838750"].map((n) => ({
@@ -300,7 +309,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo legal hours", (it) => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const progress = yield* BatchProgressRepo
-      const orgId = `org_prog_waiting_${process.pid}`
+      const orgId = OrgId.make(`org_prog_waiting_${process.pid}`)
       yield* addOrg(orgId, 5)
       const batch = yield* createBatch(orgId, 0, {
         tasks: ["+442071838750", "+13055550100", "+12125550100"].map((n) => ({ to_number: n }))

@@ -6,6 +6,7 @@
 // CallsRepo.recordFinished), so their calls rows are the ones the scheduler leaves.
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Deferred, Effect, Fiber, Layer, Result, Schema } from "effect"
@@ -47,7 +48,7 @@ let orgs = 0
 const seed = (numbers: ReadonlyArray<string>, extra: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgId = `org_retry_${process.pid}_${++orgs}`
+    const orgId = OrgId.make(`org_retry_${process.pid}_${++orgs}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES (${orgId}, ${orgId}, 100, 0)`
     yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, ${FROM}, 0)`
     const batch = yield* (yield* BatchCallsRepo).create(
@@ -66,7 +67,7 @@ const seed = (numbers: ReadonlyArray<string>, extra: Record<string, unknown> = {
 const london = (i: number) => `+44207183${String(8700 + i)}`
 
 /** Claims every pending task of the batch that may be dialled at `now`. */
-const claimAll = (orgId: string, batch: string, now: number) =>
+const claimAll = (orgId: OrgId, batch: string, now: number) =>
   Effect.gen(function*() {
     const dispatch = yield* DispatchRepo
     const due = (yield* dispatch.findDue(now, 100)).due.filter((d) => d.batchCallId === batch)

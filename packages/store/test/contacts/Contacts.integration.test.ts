@@ -15,6 +15,16 @@ import { CursorKeys } from "../../src/db/CursorKeys.ts"
 import * as SqlErrorMessage from "../../src/db/SqlErrorMessage.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
+const ORG_CREATE = OrgId.make("org-create")
+const ORG_DUP_A = OrgId.make("org-dup-a")
+const ORG_FOREIGN = OrgId.make("org-foreign")
+const ORG_OWN = OrgId.make("org-own")
+const ORG_UPDATE = OrgId.make("org-update")
+const ORG_DELETE = OrgId.make("org-delete")
+const ORG_UNSTORABLE = OrgId.make("org-unstorable")
+const ORG_COUNT_A = OrgId.make("org-count-a")
+const ORG_UPSERT = OrgId.make("org-upsert")
+
 const Keys = Layer.succeed(CursorKeys, makeCursorCodec({ secret: "contacts test secret, thirty-two bytes+" }))
 const TestLayer = ContactsRepo.layer.pipe(Layer.provideMerge(Keys), Layer.provideMerge(TestDatabase.layer))
 
@@ -48,7 +58,7 @@ layer(TestLayer)("ContactsRepo", (it) => {
       yield* TestClock.setTime(T0)
       const repo = yield* ContactsRepo
       const contact = yield* repo.create(
-        "org-create",
+        ORG_CREATE,
         create({
           phone_number: "+14155550100",
           first_name: "Zoë",
@@ -69,8 +79,8 @@ layer(TestLayer)("ContactsRepo", (it) => {
       assert.strictEqual(contact.conversation_count, 0)
       assert.strictEqual(contact.created_timestamp, T0)
       assert.strictEqual(contact.user_modified_timestamp, T0)
-      assert.deepStrictEqual(yield* repo.get("org-create", contact.contact_id), contact)
-      assert.deepStrictEqual(yield* repo.getByPhone("org-create", "+14155550100"), contact)
+      assert.deepStrictEqual(yield* repo.get(ORG_CREATE, contact.contact_id), contact)
+      assert.deepStrictEqual(yield* repo.getByPhone(ORG_CREATE, "+14155550100"), contact)
     }))
 
   it.effect("accepts the spec's contact_tags as well as the vendor's tags", () =>
@@ -78,7 +88,7 @@ layer(TestLayer)("ContactsRepo", (it) => {
       yield* addOrg("org-tags")
       const repo = yield* ContactsRepo
       const contact = yield* repo.create(
-        "org-tags",
+        OrgId.make("org-tags"),
         create({ phone_number: "+14155550101", contact_tags: ["customer"] })
       )
       assert.deepStrictEqual(contact.contact_tags, ["customer"])
@@ -89,13 +99,13 @@ layer(TestLayer)("ContactsRepo", (it) => {
       yield* addOrg("org-dup-a")
       yield* addOrg("org-dup-b")
       const repo = yield* ContactsRepo
-      yield* repo.create("org-dup-a", create({ phone_number: "+14155550102" }))
-      const error = yield* Effect.flip(repo.create("org-dup-a", create({ phone_number: "+14155550102" })))
+      yield* repo.create(ORG_DUP_A, create({ phone_number: "+14155550102" }))
+      const error = yield* Effect.flip(repo.create(ORG_DUP_A, create({ phone_number: "+14155550102" })))
       assert.isTrue(error._tag === "DuplicatePhoneNumber")
       if (error._tag !== "DuplicatePhoneNumber") return
       assert.strictEqual(error.phone_number, "+14155550102")
       assert.include(error.message, "+14155550102")
-      const other = yield* repo.create("org-dup-b", create({ phone_number: "+14155550102" }))
+      const other = yield* repo.create(OrgId.make("org-dup-b"), create({ phone_number: "+14155550102" }))
       assert.strictEqual(other.org_id, "org-dup-b")
       assert.deepStrictEqual(yield* storedCount("org-dup-a"), { maintained: 1, live: 1 })
     }))
@@ -105,16 +115,16 @@ layer(TestLayer)("ContactsRepo", (it) => {
       yield* addOrg("org-own")
       yield* addOrg("org-foreign")
       const repo = yield* ContactsRepo
-      const theirs = yield* repo.create("org-foreign", create({ phone_number: "+14155550103", first_name: "Kept" }))
+      const theirs = yield* repo.create(ORG_FOREIGN, create({ phone_number: "+14155550103", first_name: "Kept" }))
       const id = theirs.contact_id
-      assert.strictEqual((yield* Effect.flip(repo.get("org-own", id)))._tag, "ContactNotFound")
-      assert.strictEqual((yield* Effect.flip(repo.getByPhone("org-own", "+14155550103")))._tag, "ContactNotFound")
-      const updated = yield* Effect.flip(repo.update("org-own", id, update({ first_name: "Changed" })))
+      assert.strictEqual((yield* Effect.flip(repo.get(ORG_OWN, id)))._tag, "ContactNotFound")
+      assert.strictEqual((yield* Effect.flip(repo.getByPhone(ORG_OWN, "+14155550103")))._tag, "ContactNotFound")
+      const updated = yield* Effect.flip(repo.update(ORG_OWN, id, update({ first_name: "Changed" })))
       assert.isTrue(updated._tag === "ContactNotFound")
       if (updated._tag !== "ContactNotFound") return
       assert.strictEqual(updated.contact_id, id)
-      assert.strictEqual((yield* Effect.flip(repo.delete("org-own", id)))._tag, "ContactNotFound")
-      assert.strictEqual((yield* repo.get("org-foreign", id)).first_name, "Kept")
+      assert.strictEqual((yield* Effect.flip(repo.delete(ORG_OWN, id)))._tag, "ContactNotFound")
+      assert.strictEqual((yield* repo.get(ORG_FOREIGN, id)).first_name, "Kept")
     }))
 
   it.effect("updates only the fields sent: tags replaced, custom fields merged, null clears one", () =>
@@ -123,7 +133,7 @@ layer(TestLayer)("ContactsRepo", (it) => {
       yield* TestClock.setTime(T0)
       const repo = yield* ContactsRepo
       const created = yield* repo.create(
-        "org-update",
+        ORG_UPDATE,
         create({
           phone_number: "+14155550104",
           first_name: "Ann",
@@ -135,7 +145,7 @@ layer(TestLayer)("ContactsRepo", (it) => {
       )
       yield* TestClock.setTime(T0 + 5_000)
       const updated = yield* repo.update(
-        "org-update",
+        ORG_UPDATE,
         created.contact_id,
         update({ last_name: "Lindqvist", do_not_call: true, tags: ["c"], custom_fields: { plan: "pro", city: null } })
       )
@@ -158,13 +168,13 @@ layer(TestLayer)("ContactsRepo", (it) => {
     Effect.gen(function*() {
       yield* addOrg("org-delete")
       const repo = yield* ContactsRepo
-      const contact = yield* repo.create("org-delete", create({ phone_number: "+14155550105" }))
-      yield* repo.delete("org-delete", contact.contact_id)
-      const again = yield* Effect.flip(repo.delete("org-delete", contact.contact_id))
+      const contact = yield* repo.create(ORG_DELETE, create({ phone_number: "+14155550105" }))
+      yield* repo.delete(ORG_DELETE, contact.contact_id)
+      const again = yield* Effect.flip(repo.delete(ORG_DELETE, contact.contact_id))
       assert.strictEqual(again._tag, "ContactNotFound")
-      assert.strictEqual((yield* Effect.flip(repo.get("org-delete", contact.contact_id)))._tag, "ContactNotFound")
-      yield* repo.create("org-delete", create({ phone_number: "+14155550105" }))
-      assert.strictEqual(yield* repo.count("org-delete"), 1)
+      assert.strictEqual((yield* Effect.flip(repo.get(ORG_DELETE, contact.contact_id)))._tag, "ContactNotFound")
+      yield* repo.create(ORG_DELETE, create({ phone_number: "+14155550105" }))
+      assert.strictEqual(yield* repo.count(ORG_DELETE), 1)
     }))
 
   it.effect("text PostgreSQL cannot store is UnstorableText naming the field, on create and update", () =>
@@ -172,33 +182,33 @@ layer(TestLayer)("ContactsRepo", (it) => {
       yield* addOrg("org-unstorable")
       const repo = yield* ContactsRepo
       const nul = yield* Effect.flip(
-        repo.create("org-unstorable", create({ phone_number: "+14155550109", first_name: "a\u0000b" }))
+        repo.create(ORG_UNSTORABLE, create({ phone_number: "+14155550109", first_name: "a\u0000b" }))
       )
       assert.deepStrictEqual([nul._tag, nul._tag === "UnstorableText" ? nul.field : ""], [
         "UnstorableText",
         "first_name"
       ])
       const key = yield* Effect.flip(
-        repo.create("org-unstorable", create({ phone_number: "+14155550109", custom_fields: { "\ud800": "x" } }))
+        repo.create(ORG_UNSTORABLE, create({ phone_number: "+14155550109", custom_fields: { "\ud800": "x" } }))
       )
       assert.deepStrictEqual([key._tag, key._tag === "UnstorableText" ? key.field : ""], [
         "UnstorableText",
         "custom_fields"
       ])
-      const contact = yield* repo.create("org-unstorable", create({ phone_number: "+14155550109" }))
+      const contact = yield* repo.create(ORG_UNSTORABLE, create({ phone_number: "+14155550109" }))
       const tag = yield* Effect.flip(
-        repo.update("org-unstorable", contact.contact_id, update({ tags: ["ok", "\udc00"] }))
+        repo.update(ORG_UNSTORABLE, contact.contact_id, update({ tags: ["ok", "\udc00"] }))
       )
       assert.deepStrictEqual([tag._tag, tag._tag === "UnstorableText" ? tag.field : ""], ["UnstorableText", "tags[1]"])
       assert.include(tag.message, "tags[1]")
-      assert.strictEqual(yield* repo.count("org-unstorable"), 1)
+      assert.strictEqual(yield* repo.count(ORG_UNSTORABLE), 1)
     }))
 
   it.effect("an unknown id is ContactNotFound naming the id", () =>
     Effect.gen(function*() {
       yield* addOrg("org-missing")
       const repo = yield* ContactsRepo
-      const error = yield* Effect.flip(repo.get("org-missing", "no-such-id"))
+      const error = yield* Effect.flip(repo.get(OrgId.make("org-missing"), "no-such-id"))
       assert.strictEqual(error._tag, "ContactNotFound")
       assert.strictEqual(error.message, "contact no-such-id not found")
     }))
@@ -211,22 +221,22 @@ layer(TestLayer)("contacts table invariants", (it) => {
       const repo = yield* ContactsRepo
       yield* addOrg("org-count-a")
       yield* addOrg("org-count-b")
-      assert.strictEqual(yield* repo.count("org-count-a"), 0)
+      assert.strictEqual(yield* repo.count(ORG_COUNT_A), 0)
       yield* ContactSeed.load([{ orgId: "org-count-a", contacts: 120 }, { orgId: "org-count-b", contacts: 30 }], {
         chunkSize: 50,
         now: SEED_NOW
       })
       assert.deepStrictEqual(yield* storedCount("org-count-a"), { maintained: 120, live: 120 })
       assert.deepStrictEqual(yield* storedCount("org-count-b"), { maintained: 30, live: 30 })
-      yield* repo.create("org-count-a", create({ phone_number: "+19995550000" }))
-      yield* Effect.flip(repo.create("org-count-a", create({ phone_number: "+19995550000" })))
+      yield* repo.create(ORG_COUNT_A, create({ phone_number: "+19995550000" }))
+      yield* Effect.flip(repo.create(ORG_COUNT_A, create({ phone_number: "+19995550000" })))
       assert.deepStrictEqual(yield* storedCount("org-count-a"), { maintained: 121, live: 121 })
       yield* sql`DELETE FROM contacts WHERE org_id = ${"org-count-a"} AND do_not_call = false`
       const afterDelete = yield* storedCount("org-count-a")
       assert.strictEqual(afterDelete.maintained, afterDelete.live)
       yield* sql`DELETE FROM orgs WHERE org_id = ${"org-count-b"}`
       assert.deepStrictEqual(yield* storedCount("org-count-b"), { maintained: 0, live: 0 })
-      assert.strictEqual(yield* repo.count("org-count-a"), afterDelete.live)
+      assert.strictEqual(yield* repo.count(ORG_COUNT_A), afterDelete.live)
     }))
 
   it.effect("truncating orgs leaves no contact and no count behind", () =>
@@ -245,7 +255,7 @@ layer(TestLayer)("contacts table invariants", (it) => {
       const sql = yield* SqlClient.SqlClient
       const repo = yield* ContactsRepo
       yield* addOrg("org-upsert")
-      yield* repo.create("org-upsert", create({ phone_number: "+14155550110" }))
+      yield* repo.create(ORG_UPSERT, create({ phone_number: "+14155550110" }))
       const upsert = (id: string, phone: string) =>
         sql`INSERT INTO contacts AS k (org_id, contact_id, phone_number, conversation_count,
               last_conversation_timestamp, created_timestamp, user_modified_timestamp)
@@ -256,7 +266,7 @@ layer(TestLayer)("contacts table invariants", (it) => {
       yield* upsert("upsert-1", "+14155550110")
       yield* upsert("upsert-2", "+14155550111")
       assert.deepStrictEqual(yield* storedCount("org-upsert"), { maintained: 2, live: 2 })
-      const fed = yield* repo.getByPhone("org-upsert", "+14155550111")
+      const fed = yield* repo.getByPhone(ORG_UPSERT, "+14155550111")
       assert.strictEqual(fed.conversation_count, 1)
       const found = yield* repo.list("org-upsert", listRequest({ search_query: "550111" }))
       assert.strictEqual(found.total, 1, "a contact the call feed created is searchable")
@@ -275,7 +285,7 @@ layer(TestLayer)("contacts table invariants", (it) => {
   it.effect("a contact of an unknown org is refused", () =>
     Effect.gen(function*() {
       const repo = yield* ContactsRepo
-      const exit = yield* Effect.exit(repo.create("org-nobody", create({ phone_number: "+14155550106" })))
+      const exit = yield* Effect.exit(repo.create(OrgId.make("org-nobody"), create({ phone_number: "+14155550106" })))
       assert.isTrue(exit._tag === "Failure")
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM contacts WHERE org_id = 'org-nobody'`
@@ -288,7 +298,7 @@ layer(TestLayer)("contacts table invariants", (it) => {
       const repo = yield* ContactsRepo
       yield* addOrg("org-move-a")
       yield* addOrg("org-move-b")
-      const contact = yield* repo.create("org-move-a", create({ phone_number: "+14155550107" }))
+      const contact = yield* repo.create(OrgId.make("org-move-a"), create({ phone_number: "+14155550107" }))
       const error = yield* Effect.flip(
         sql`UPDATE contacts SET org_id = 'org-move-b' WHERE contact_id = ${contact.contact_id}`
       )
@@ -302,7 +312,7 @@ layer(TestLayer)("contacts table invariants", (it) => {
       yield* addOrg("org-text")
       yield* ContactSeed.load([{ orgId: "org-text", contacts: 200 }], { now: SEED_NOW })
       yield* repo.create(
-        "org-text",
+        OrgId.make("org-text"),
         create({
           phone_number: "+14155550108",
           first_name: "ÅSA",

@@ -2,6 +2,7 @@ import { assert, layer } from "@effect/vitest"
 import type { Contact } from "@svc/domain/models/Contact.ts"
 import { CreateContactRequest } from "@svc/domain/models/ContactInput.ts"
 import type { StringFilter } from "@svc/domain/models/FilterCondition.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import {
   type ContactFilterCriteria,
   type CustomFieldFilter,
@@ -33,8 +34,8 @@ const request = (body: Record<string, unknown> | null): ListContactsRequest => {
 }
 const create = Schema.decodeUnknownSync(CreateContactRequest)
 
-const ORG = "org-list"
-const OTHER = "org-other"
+const ORG = OrgId.make("org-list")
+const OTHER = OrgId.make("org-other")
 const SEED_NOW = 1_750_000_000_000
 
 // ---------------------------------------------------------------------------------------------

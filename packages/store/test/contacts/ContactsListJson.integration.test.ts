@@ -5,6 +5,7 @@
 // (1.50, 1e2, 1e21, 0.1 with 20 digits), integer-like keys (which JavaScript orders first), and every page shape:
 // first, cursor, skip, last, empty, filtered and searched.
 import { assert, layer } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { ListContactsBody, ListContactsResponse } from "@svc/domain/models/ListContacts.ts"
 import { makeCursorCodec } from "@svc/domain/Pagination.ts"
 import { Effect, Exit, Layer, Schema } from "effect"
@@ -13,6 +14,9 @@ import * as ContactsQuery from "../../src/contacts/ContactsQuery.ts"
 import { type ContactRow, ContactsRepo, plainContact } from "../../src/contacts/ContactsRepo.ts"
 import { CursorKeys } from "../../src/db/CursorKeys.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
+
+const ORG_JSON = OrgId.make("org-json")
+const ORG_AWKWARD = OrgId.make("org-awkward")
 
 const Keys = Layer.succeed(CursorKeys, makeCursorCodec({ secret: "contacts list json test secret, 32 bytes" }))
 const TestLayer = ContactsRepo.layer.pipe(Layer.provideMerge(Keys), Layer.provideMerge(TestDatabase.layer))
@@ -123,7 +127,7 @@ const customFields = (r: ReturnType<typeof random>, awkward: boolean): string =>
  * Writes `count` random contacts of `orgId`; `awkward` adds the custom fields PostgreSQL cannot spell as the schema
  * encodes them (the page falls back to the schema's encoding). Returns the contact ids.
  */
-const insertContacts = (orgId: string, count: number, seed: number, awkward: boolean) =>
+const insertContacts = (orgId: OrgId, count: number, seed: number, awkward: boolean) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const r = random(seed)
@@ -173,7 +177,7 @@ const insertContacts = (orgId: string, count: number, seed: number, awkward: boo
   })
 
 /** Pages through `body` with both paths and compares every page's bytes; returns the number of pages. */
-const comparePages = (orgId: string, body: Record<string, unknown>) =>
+const comparePages = (orgId: OrgId, body: Record<string, unknown>) =>
   Effect.gen(function*() {
     const repo = yield* ContactsRepo
     let key: string | undefined
@@ -231,8 +235,8 @@ layer(TestLayer, { timeout: 180_000 })("ContactsRepo.listJson", (it) => {
       for (const org of ["org-json", "org-awkward", "org-empty"]) {
         yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${org}, ${org}, 0)`
       }
-      yield* insertContacts("org-json", 240, 17, false)
-      yield* insertContacts("org-awkward", 120, 4242, true)
+      yield* insertContacts(ORG_JSON, 240, 17, false)
+      yield* insertContacts(ORG_AWKWARD, 120, 4242, true)
       // the random org holds only values the schema accepts: none of its rows takes the schema's way
       const rows = yield* sql.unsafe<ContactRow>(
         `SELECT ${ContactsQuery.contactColumns} FROM contacts WHERE org_id = 'org-json'`
@@ -240,7 +244,7 @@ layer(TestLayer, { timeout: 180_000 })("ContactsRepo.listJson", (it) => {
       assert.strictEqual(rows.length, 240)
       assert.isTrue(rows.every((r) => plainContact(r) !== undefined))
       let pages = 0
-      for (const org of ["org-json", "org-awkward", "org-empty"]) {
+      for (const org of [ORG_JSON, ORG_AWKWARD, OrgId.make("org-empty")]) {
         for (const body of REQUESTS) pages += yield* comparePages(org, body)
       }
       assert.isAbove(pages, 200)
@@ -252,7 +256,7 @@ layer(TestLayer, { timeout: 180_000 })("ContactsRepo.listJson", (it) => {
       const repo = yield* ContactsRepo
       const request = decodeBody({})
       const bothWays = Effect.all([
-        Effect.exit(repo.listJson("org-marks", request)),
+        Effect.exit(repo.listJson(OrgId.make("org-marks"), request)),
         Effect.exit(Effect.map(repo.list("org-marks", request), (page) => JSON.stringify(encodeResponse(page))))
       ])
       yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES ('org-marks', 'marks', 0)`

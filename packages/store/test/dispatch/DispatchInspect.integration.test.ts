@@ -1,11 +1,15 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { canonicalize } from "@svc/domain/CallWindow.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Exit, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
 import { dialTimes, DispatchInspect } from "../../src/dispatch/DispatchInspect.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
+
+const ORG_I = OrgId.make("org_i")
+const ORG_J = OrgId.make("org_j")
 
 const MINUTE = 60_000
 
@@ -70,7 +74,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
       const inspect = yield* DispatchInspect
       // Sunday 2026-05-03 12:00Z: closed (Mondays only); opens Monday 09:00 BST = 08:00Z, closes 17:00 BST = 16:00Z
       const now = Date.UTC(2026, 4, 3, 12, 0)
-      const status = yield* inspect.status("org_i", batch.batch_call_id, now)
+      const status = yield* inspect.status(ORG_I, batch.batch_call_id, now)
       assert.deepStrictEqual(status.tasks, {
         pending: 6,
         dialling: 1,
@@ -95,7 +99,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
       assert.strictEqual(status.next_closing_iso, "2026-05-04T16:00:00.000Z")
 
       // preview: 3 slots (4 - 1 reserved, no other batch), one held by the call in flight; 2-hour calls
-      const preview = yield* inspect.preview("org_i", batch.batch_call_id, {
+      const preview = yield* inspect.preview(ORG_I, batch.batch_call_id, {
         at: now,
         callDurationMs: 120 * MINUTE,
         show: 4
@@ -113,7 +117,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
       assert.strictEqual(preview.last_dial_at_iso, "2026-05-04T10:00:00.000Z")
       assert.deepStrictEqual(preview.periods.map((p) => p.dials), [5])
 
-      const missing = yield* Effect.exit(inspect.status("org_i", "batch_call_nope", now))
+      const missing = yield* Effect.exit(inspect.status(ORG_I, "batch_call_nope", now))
       assert.isTrue(Exit.isFailure(missing))
     }))
 
@@ -142,14 +146,14 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
           WHEN 1 THEN 'suppressed (national_dnc)' WHEN 2 THEN 'suppressed (opt_out)' ELSE 'do_not_call' END
         WHERE batch_call_id = ${id} AND task_index IN (1, 2, 3)`
       const inspect = yield* DispatchInspect
-      const running = yield* inspect.status("org_j", id, 0)
+      const running = yield* inspect.status(ORG_J, id, 0)
       assert.isFalse(running.paused)
       assert.deepStrictEqual(running.skipped_by_reason, { do_not_call: 1, suppressed: 2 })
       // the org has 9 free lines, the batch's cap leaves it 3 - 1
       assert.strictEqual(running.in_flight.max_concurrency, 3)
       assert.strictEqual(running.in_flight.free_slots, 2)
       yield* sql`UPDATE batch_calls SET status = 'paused', paused_from = 'in_progress' WHERE batch_call_id = ${id}`
-      const paused = yield* inspect.status("org_j", id, 0)
+      const paused = yield* inspect.status(ORG_J, id, 0)
       assert.strictEqual(paused.status, "paused")
       assert.isTrue(paused.paused)
       assert.strictEqual(paused.in_flight.free_slots, 0)

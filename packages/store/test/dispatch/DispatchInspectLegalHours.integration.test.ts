@@ -1,10 +1,13 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
 import { DispatchInspect } from "../../src/dispatch/DispatchInspect.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
+
+const ORG_LH = OrgId.make("org_lh")
 
 // batch-preview's legal-hours report (issue 15 item 3: "how many tasks each rule holds back and the next opening
 // per zone set"; decision 0623).
@@ -43,7 +46,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect legal hours", (it) => {
       const inspect = yield* DispatchInspect
       // Tuesday 2026-12-01 13:30Z: 08:30 in New York and Miami, 07:30 in Chicago and Regina, 06:30 in Phoenix,
       // 03:30 in Honolulu
-      const preview = yield* inspect.preview("org_lh", batch.batch_call_id, {
+      const preview = yield* inspect.preview(ORG_LH, batch.batch_call_id, {
         at: at("2026-12-01T13:30:00Z"),
         callDurationMs: 120_000,
         show: 0
@@ -70,7 +73,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect legal hours", (it) => {
       assert.strictEqual(byZone["America/Phoenix US"]!.next_opening_iso, "2026-12-01T15:00:00.000Z")
 
       // 20:30 in Miami: FL 08:00-20:00 binds there, federal hours still allow New York
-      const evening = yield* inspect.preview("org_lh", batch.batch_call_id, {
+      const evening = yield* inspect.preview(ORG_LH, batch.batch_call_id, {
         at: at("2026-12-02T01:30:00Z"),
         callDurationMs: 120_000,
         show: 0
@@ -81,7 +84,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect legal hours", (it) => {
       )
       // a group with no pending task is not listed
       yield* sql`UPDATE batch_call_tasks SET state = 'completed' WHERE to_number = '+18085550100'`
-      const later = yield* inspect.preview("org_lh", batch.batch_call_id, {
+      const later = yield* inspect.preview(ORG_LH, batch.batch_call_id, {
         at: at("2026-12-01T13:30:00Z"),
         callDurationMs: 120_000,
         show: 0

@@ -1,10 +1,13 @@
 import { assert, layer } from "@effect/vitest"
 import { defaultPolicy, type JurisdictionRule, type PolicyOverride } from "@svc/domain/compliance/CallingPolicy.ts"
 import { decideOverride, effectiveOfStored, looseningsOf } from "@svc/domain/compliance/EffectivePolicy.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Exit, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { CallingPolicyRepo } from "../../src/policies/CallingPolicyRepo.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
+
+const ORG_NOPE = OrgId.make("org_nope")
 
 // Organisations' calling policies (issue 15, "Legal hours": per-org override, stricter always allowed, looser only
 // with an explicit, audited admin flag; decision 0628). The repository stores what the domain decided
@@ -17,7 +20,7 @@ const Repo = CallingPolicyRepo.layer.pipe(Layer.provideMerge(TestDatabase.layer)
 /** The override as the admin command stores it (accepted by decideOverride, or the test is wrong). */
 const decided = (override: PolicyOverride) => Result.getOrThrow(decideOverride(override))
 /** The org's effective policy as its readers compute it from the stored row. */
-const effectiveNow = (orgId: string) =>
+const effectiveNow = (orgId: OrgId) =>
   Effect.gen(function*() {
     const repo = yield* CallingPolicyRepo
     return effectiveOfStored(yield* repo.stored(orgId))
@@ -26,7 +29,7 @@ const effectiveNow = (orgId: string) =>
 let orgs = 0
 const seedOrg = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const orgId = `org_cp_${process.pid}_${++orgs}`
+  const orgId = OrgId.make(`org_cp_${process.pid}_${++orgs}`)
   yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'Test org', 0)`
   return orgId
 })
@@ -125,9 +128,9 @@ layer(Repo, { timeout: 120_000 })("CallingPolicyRepo", (it) => {
       assert.strictEqual(effective.version, 2)
       assert.deepStrictEqual(effective.policy, defaultPolicy)
       assert.deepStrictEqual((yield* repo.audit(orgId, 10)).map((a) => a.action), ["clear", "set"])
-      const missing = yield* Effect.exit(repo.set("org_nope", decided({ rules: [flStricter] }), 1))
+      const missing = yield* Effect.exit(repo.set(ORG_NOPE, decided({ rules: [flStricter] }), 1))
       assert.isTrue(Exit.isFailure(missing) && JSON.stringify(missing.cause).includes("OrgNotFound"))
-      const missingClear = yield* Effect.exit(repo.clear("org_nope", 1))
+      const missingClear = yield* Effect.exit(repo.clear(ORG_NOPE, 1))
       assert.isTrue(Exit.isFailure(missingClear))
     }))
 

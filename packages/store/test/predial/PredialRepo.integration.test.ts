@@ -1,5 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -34,7 +35,7 @@ const miami = () => `+1305555${String(1000 + ++numbers).padStart(4, "0")}`
 const seedOrg = (options: { readonly secret?: boolean } = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgId = `org_predial_${process.pid}_${++orgs}`
+    const orgId = OrgId.make(`org_predial_${process.pid}_${++orgs}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                VALUES (${orgId}, 'predial', 20, 0)`
     yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, ${FROM}, 0)`
@@ -46,7 +47,7 @@ const seedOrg = (options: { readonly secret?: boolean } = {}) =>
     return orgId
   })
 
-const seedBatch = (orgId: string, numbers: ReadonlyArray<string>, body: Record<string, unknown> = {}) =>
+const seedBatch = (orgId: OrgId, numbers: ReadonlyArray<string>, body: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
     const batch = yield* (yield* BatchCallsRepo).create(
       orgId,
@@ -72,7 +73,7 @@ const legalityOf = (batchCallId: string) =>
     }]])
   })
 
-const claim = (orgId: string, batchCallId: string, now: number, owner = "w1") =>
+const claim = (orgId: OrgId, batchCallId: string, now: number, owner = "w1") =>
   Effect.gen(function*() {
     const repo = yield* DispatchRepo
     const due = (yield* repo.findDue(now, 500)).due.filter((b) => b.batchCallId === batchCallId)
@@ -107,14 +108,14 @@ const taskOf = (batchCallId: string) =>
     return row!
   })
 
-const callsOf = (orgId: string) =>
+const callsOf = (orgId: OrgId) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<{ call_id: string; call_status: string }>`
       SELECT call_id, call_status FROM calls WHERE org_id = ${orgId} ORDER BY call_seq`
   })
 
-const counts = (orgId: string, toNumber: string) =>
+const counts = (orgId: OrgId, toNumber: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [row] = yield* sql<{ attempts: number; events: number }>`
@@ -145,7 +146,7 @@ layer(Layers, { timeout: 120_000 })("PredialRepo", (it) => {
       assert.include(yield* refusal("https://x.example.com/", 99), "from 100 to 10000")
       assert.include(yield* refusal("https://x.example.com/", 10_001), "from 100 to 10000")
       assert.include(yield* refusal("https://x.example.com/", 1.5), "whole number")
-      assert.include(yield* refusal("https://x.example.com/", 1_000, "org_nope"), "no org org_nope")
+      assert.include(yield* refusal("https://x.example.com/", 1_000, OrgId.make("org_nope")), "no org org_nope")
       assert.include(yield* refusal("https://x.example.com/", 1_000, bare), "has no webhook secret")
       assert.isUndefined(yield* repo.get(orgId))
       assert.deepStrictEqual(yield* repo.set(orgId, "https://x.example.com/check", 2_000, NOW), {

@@ -8,6 +8,7 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { E164 } from "@svc/domain/models/E164.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -41,7 +42,7 @@ const seedBatch = (numbers: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BatchCallsRepo
-    const orgId = `org_supp_claim_${++orgs}`
+    const orgId = OrgId.make(`org_supp_claim_${++orgs}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES (${orgId}, 'x', 1000, 0)`
     yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, '+14155550100', 0)`
     const batch = yield* repo.create(

@@ -4,6 +4,7 @@
 // number another transaction creates meanwhile is taken as listed (the chunk is run again), and the org cannot be
 // deleted under an import (its rows would be orphans).
 import { assert, layer } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { canSkipRowChecks, load, type SuppressionChunk } from "../../src/suppressions/SuppressionImport.ts"
@@ -68,10 +69,14 @@ layer(TestDatabase.layer)("SuppressionImport.load", (it) => {
     Effect.gen(function*() {
       yield* addOrg("org_i1")
       const error = yield* Effect.flip(
-        load("org_i1", sourceOf([chunk(["+12125550001", "+12125550002"]), chunk(["+12125550003"])], "line 9: bad"), {
-          defaultSource: "national_dnc",
-          now: 1
-        })
+        load(
+          OrgId.make("org_i1"),
+          sourceOf([chunk(["+12125550001", "+12125550002"]), chunk(["+12125550003"])], "line 9: bad"),
+          {
+            defaultSource: "national_dnc",
+            now: 1
+          }
+        )
       )
       assert.strictEqual(error, "line 9: bad")
       assert.deepStrictEqual(yield* listOf("org_i1"), [])
@@ -82,15 +87,19 @@ layer(TestDatabase.layer)("SuppressionImport.load", (it) => {
       yield* addOrg("org_i5")
       const written = yield* Deferred.make<void>()
       const importing = yield* Effect.forkChild(
-        load("org_i5", sourceOf([chunk(["+12125550001", "+12125550002", "+12125550003", "+12125550004"])]), {
-          defaultSource: "api",
-          now: 1,
-          listChunk: 1,
-          // after the second chunk was written, in the import's open transaction
-          onProgress: (p) => {
-            if (p.phase === "list" && p.done === 2) Deferred.doneUnsafe(written, Effect.void)
+        load(
+          OrgId.make("org_i5"),
+          sourceOf([chunk(["+12125550001", "+12125550002", "+12125550003", "+12125550004"])]),
+          {
+            defaultSource: "api",
+            now: 1,
+            listChunk: 1,
+            // after the second chunk was written, in the import's open transaction
+            onProgress: (p) => {
+              if (p.phase === "list" && p.done === 2) Deferred.doneUnsafe(written, Effect.void)
+            }
           }
-        })
+        )
       )
       yield* Deferred.await(written)
       yield* Fiber.interrupt(importing)
@@ -104,7 +113,7 @@ layer(TestDatabase.layer)("SuppressionImport.load", (it) => {
       yield* sql`INSERT INTO suppressions VALUES ('org_i2', '+12125550002', 'asked', 'opt_out', 7)`
       const progress: Array<string> = []
       const result = yield* load(
-        "org_i2",
+        OrgId.make("org_i2"),
         sourceOf([
           chunk(["+12125550003", "+12125550002", "+12125550001"]),
           chunk(["+12125550001", "+12125550003", "+4420"], "state_list", "listed twice")
@@ -133,7 +142,7 @@ layer(TestDatabase.layer)("SuppressionImport.load", (it) => {
       const sql = yield* SqlClient.SqlClient
       yield* addOrg("org_i6")
       const numbers = Array.from({ length: 500 }, (_, i) => `+1212555${String((i * 7919) % 10_000).padStart(4, "0")}`)
-      yield* load("org_i6", sourceOf([chunk(numbers)]), { defaultSource: "api", now: 1 })
+      yield* load(OrgId.make("org_i6"), sourceOf([chunk(numbers)]), { defaultSource: "api", now: 1 })
       // the heap's order is the order of the inserts
       const rows = yield* sql<{ phone_number: string }>`
         SELECT phone_number FROM suppressions WHERE org_id = 'org_i6' ORDER BY ctid`
@@ -144,7 +153,7 @@ layer(TestDatabase.layer)("SuppressionImport.load", (it) => {
   it.effect("an empty source writes nothing and says so", () =>
     Effect.gen(function*() {
       yield* addOrg("org_i3")
-      const result = yield* load("org_i3", sourceOf([]), { defaultSource: "import", now: 1 })
+      const result = yield* load(OrgId.make("org_i3"), sourceOf([]), { defaultSource: "import", now: 1 })
       assert.deepStrictEqual(result, { read: 0, imported: 0, millis: 0 })
     }))
 
@@ -178,7 +187,7 @@ layer(TestDatabase.layer)("SuppressionImport.load", (it) => {
       })))
       yield* Deferred.await(inserted)
       const importing = yield* Effect.forkChild(
-        load("org_i4", sourceOf([chunk(["+12125550001", "+12125550002", "+12125550003"])]), {
+        load(OrgId.make("org_i4"), sourceOf([chunk(["+12125550001", "+12125550002", "+12125550003"])]), {
           defaultSource: "national_dnc",
           now: 9
         })

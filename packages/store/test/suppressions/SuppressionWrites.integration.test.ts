@@ -2,10 +2,13 @@
 // unchanged (first reason and source win); it runs inside the caller's transaction and rolls back with it.
 import { assert, layer } from "@effect/vitest"
 import { E164 } from "@svc/domain/models/E164.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { insertSuppression } from "../../src/suppressions/index.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
+
+const ORG_W1 = OrgId.make("org_w1")
 
 const number = Schema.decodeUnknownSync(E164)
 
@@ -22,7 +25,7 @@ layer(TestDatabase.layer)("insertSuppression", (it) => {
       const sql = yield* SqlClient.SqlClient
       yield* addOrg("org_w1")
       const first = yield* insertSuppression(sql, {
-        orgId: "org_w1",
+        orgId: ORG_W1,
         phoneNumber: number("+14155550101"),
         reason: "asked on a call",
         source: "opt_out",
@@ -38,7 +41,7 @@ layer(TestDatabase.layer)("insertSuppression", (it) => {
         }
       })
       const second = yield* insertSuppression(sql, {
-        orgId: "org_w1",
+        orgId: ORG_W1,
         phoneNumber: number("+14155550101"),
         reason: null,
         source: "api",
@@ -55,7 +58,7 @@ layer(TestDatabase.layer)("insertSuppression", (it) => {
       yield* addOrg("org_w2")
       const failed = yield* sql.withTransaction(Effect.gen(function*() {
         yield* insertSuppression(sql, {
-          orgId: "org_w2",
+          orgId: OrgId.make("org_w2"),
           phoneNumber: number("+14155550102"),
           source: "opt_out",
           now: 1
@@ -73,13 +76,13 @@ layer(TestDatabase.layer)("insertSuppression", (it) => {
       yield* addOrg("org_w3")
       yield* addOrg("org_w4")
       const a = yield* insertSuppression(sql, {
-        orgId: "org_w3",
+        orgId: OrgId.make("org_w3"),
         phoneNumber: number("+14155550103"),
         source: "api",
         now: 1
       })
       const b = yield* insertSuppression(sql, {
-        orgId: "org_w4",
+        orgId: OrgId.make("org_w4"),
         phoneNumber: number("+14155550103"),
         source: "api",
         now: 2

@@ -1,6 +1,7 @@
 // The webhook outbox of migration 0013: the trigger on calls writes the events of each call change in the change's
 // own statement, to the target the task's override, the agent or the org names, filtered by its events.
 import { assert, layer } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { WebhooksRepo } from "../../src/webhooks/WebhooksRepo.ts"
@@ -16,7 +17,7 @@ const org = (
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* WebhooksRepo
-    const orgId = `org_outbox_${++serial}`
+    const orgId = OrgId.make(`org_outbox_${++serial}`)
     yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'o', 0)`
     yield* sql`INSERT INTO agents (org_id, agent_id, version, created_timestamp) VALUES (${orgId}, 'agent_a', 1, 0)`
     if (options.orgUrl !== null) {
@@ -27,7 +28,7 @@ const org = (
   })
 
 /** A task (with an agent_override) and its registered call; returns the call id. */
-const registered = (orgId: string, agentOverride?: unknown) =>
+const registered = (orgId: OrgId, agentOverride?: unknown) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const k = ++serial
@@ -180,7 +181,7 @@ layer(Layers)("webhook outbox", (it) => {
       assert.match(bad.message, /must use http or https/)
       const event = yield* Effect.flip(repo.setOrgWebhook(orgId, "https://x.example", ["call_ended", "nope"], 0))
       assert.match(event.message, /"nope" is not one of call_started, call_ended, call_analyzed/)
-      const missing = yield* Effect.flip(repo.setOrgWebhook("org_none", "https://x.example", undefined, 0))
+      const missing = yield* Effect.flip(repo.setOrgWebhook(OrgId.make("org_none"), "https://x.example", undefined, 0))
       assert.strictEqual(missing._tag, "OrgNotFound")
     }))
 })
