@@ -2,7 +2,7 @@
  * The id flags the admin commands share. A command's arguments are where an id enters the admin
  * tool, so the brand is applied here, once, and every repository call after it is typed by it.
  */
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Flag } from "effect/cli"
 
 /**
@@ -12,4 +12,10 @@ import { Flag } from "effect/cli"
 export const org = Flag.String("org").pipe(
   Flag.withDescription("Organisation id (org_…)"),
   Flag.map((id) => id as OrgId)
+)
+
+/** `--batch`: a type-level brand only, as `--org`; an unknown id fails in the store (BatchNotFound). */
+export const batch = Flag.String("batch").pipe(
+  Flag.withDescription("Batch call id (batch_call_…)"),
+  Flag.map((id) => id as BatchCallId)
 )

@@ -14,11 +14,9 @@ import { Database } from "@svc/store"
 import { DispatchInspect } from "@svc/store/dispatch/DispatchInspect.ts"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { org } from "./IdFlags.ts"
+import { batch, org } from "./IdFlags.ts"
 
 const Store = DispatchInspect.layer.pipe(Layer.provide(Database.layer))
-
-const batch = Flag.String("batch").pipe(Flag.withDescription("Batch call id (batch_call_…)"))
 
 const print = <A, E>(effect: Effect.Effect<A, E, DispatchInspect>) =>
   effect.pipe(

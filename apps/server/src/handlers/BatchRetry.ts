@@ -26,7 +26,8 @@ export const layer = HttpApiBuilder.group(
         const { orgId } = yield* CurrentOrg
         const now = yield* Clock.currentTimeMillis
         const outcomes = payload?.outcomes ?? retryOutcomes
-        const result = yield* retry.retry(orgId, params.batch_call_id, outcomes, now).pipe(
+        // The path's batch_call_id is decoded as unbranded IdText (the OpenAPI stays as it is), so it is branded here.
+        const result = yield* retry.retry(orgId, BatchCallId.make(params.batch_call_id), outcomes, now).pipe(
           Effect.catchTags({
             BatchCallNotFound: missing,
             BatchCallCancelled: (error) => Effect.fail(conflict(error.message))

@@ -2,7 +2,7 @@
  * Reading stored batch calls: one batch of an org, and how many of its tasks are in each state.
  */
 import { BatchCall } from "@svc/domain/models/BatchCall.ts"
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import { BatchCallNotFound } from "./BatchCallErrors.ts"
@@ -63,7 +63,7 @@ export const make = (sql: SqlClient.SqlClient) => {
     )
 
   const get = Effect.fn("BatchCallsRepo.get")(
-    function*(orgId: OrgId, batchCallId: string) {
+    function*(orgId: OrgId, batchCallId: BatchCallId) {
       const stored = yield* selectBatch(orgId, batchCallId)
       if (stored === undefined) {
         return yield* new BatchCallNotFound({ batchCallId, message: `batch call ${batchCallId} not found` })
@@ -74,7 +74,7 @@ export const make = (sql: SqlClient.SqlClient) => {
   )
 
   const taskCounts = Effect.fn("BatchCallsRepo.taskCounts")(
-    function*(orgId: OrgId, batchCallId: string) {
+    function*(orgId: OrgId, batchCallId: BatchCallId) {
       const rows = yield* sql<{ state: string | null; n: number }>`
         SELECT t.state, count(t.state)::int4 AS n
         FROM batch_calls b LEFT JOIN batch_call_tasks t ON t.batch_call_id = b.batch_call_id

@@ -21,7 +21,7 @@
  * errors and models the callers use (BatchCallErrors, BatchCallModels).
  */
 import type { BatchCall, CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatchCallNotFound, CreateBatchCallError } from "./BatchCallErrors.ts"
@@ -64,11 +64,11 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
     options: CreateOptions
   ) => Effect.Effect<BatchCall, CreateBatchCallError | E>
   /** The org's batch with this id. */
-  readonly get: (orgId: OrgId, batchCallId: string) => Effect.Effect<StoredBatchCall, BatchCallNotFound>
+  readonly get: (orgId: OrgId, batchCallId: BatchCallId) => Effect.Effect<StoredBatchCall, BatchCallNotFound>
   /** Number of the batch's tasks in each state (every state present, 0 when none). */
   readonly taskCounts: (
     orgId: OrgId,
-    batchCallId: string
+    batchCallId: BatchCallId
   ) => Effect.Effect<Record<TaskState, number>, BatchCallNotFound>
   /**
    * Deletes idempotency records past their lifetime (24 h for keys, 10 minutes for keyless retries); returns how

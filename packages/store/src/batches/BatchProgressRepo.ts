@@ -88,21 +88,21 @@ const decodeWindow = Schema.decodeUnknownSync(CanonicalCallTimeWindow)
  * @category services
  */
 export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
-  /** `orgId` is not OrgId yet: tools/bench calls it with literal org ids. */
+  /** `orgId` and `batchCallId` are not branded yet: tools/bench calls it with literal ids. */
   readonly get: (orgId: string, batchCallId: string, now: number) => Effect.Effect<BatchCallProgress, BatchCallNotFound>
   readonly cancel: (
     orgId: OrgId,
-    batchCallId: string,
+    batchCallId: BatchCallId,
     now: number
   ) => Effect.Effect<BatchCallProgress, BatchCallNotFound>
   readonly pause: (
     orgId: OrgId,
-    batchCallId: string,
+    batchCallId: BatchCallId,
     now: number
   ) => Effect.Effect<BatchCallProgress, BatchCallNotFound | BatchCallNotRunning>
   readonly resume: (
     orgId: OrgId,
-    batchCallId: string,
+    batchCallId: BatchCallId,
     now: number
   ) => Effect.Effect<BatchCallProgress, BatchCallNotFound | BatchCallNotRunning>
   /** How many batches of all orgs are scheduled, in progress and paused now (the scheduler's gauge). */
@@ -152,7 +152,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
       )
 
       const cancel = Effect.fn("BatchProgressRepo.cancel")(
-        function*(orgId: OrgId, batchCallId: string, now: number) {
+        function*(orgId: OrgId, batchCallId: BatchCallId, now: number) {
           return yield* sql.withTransaction(Effect.gen(function*() {
             yield* sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))`
             // the batch row first, FOR UPDATE: a record that would put a retried call's task back to pending
@@ -175,7 +175,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
       )
 
       /** The batch locked under the org's lock, or why it cannot be paused or resumed. */
-      const lockRunning = (orgId: OrgId, batchCallId: string, verb: string) =>
+      const lockRunning = (orgId: OrgId, batchCallId: BatchCallId, verb: string) =>
         Effect.gen(function*() {
           yield* sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))`
           const [batch] = yield* sql<{ status: BatchCallStatus }>`
@@ -193,7 +193,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
         })
 
       const pause = Effect.fn("BatchProgressRepo.pause")(
-        function*(orgId: OrgId, batchCallId: string, now: number) {
+        function*(orgId: OrgId, batchCallId: BatchCallId, now: number) {
           return yield* sql.withTransaction(Effect.gen(function*() {
             const status = yield* lockRunning(orgId, batchCallId, "paused")
             if (status !== "paused") {
@@ -206,7 +206,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
       )
 
       const resume = Effect.fn("BatchProgressRepo.resume")(
-        function*(orgId: OrgId, batchCallId: string, now: number) {
+        function*(orgId: OrgId, batchCallId: BatchCallId, now: number) {
           return yield* sql.withTransaction(Effect.gen(function*() {
             const status = yield* lockRunning(orgId, batchCallId, "resumed")
             if (status === "paused") {

@@ -23,7 +23,7 @@
  * has no finished task (the claim that finishes one makes it in_progress), and a paused one is never completed.
  */
 import { retryCallCap, type RetryOutcome } from "@svc/domain/models/BatchRetry.ts"
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { ORG_LOCK } from "../dispatch/index.ts"
@@ -61,7 +61,7 @@ export interface BatchRetryResult {
 export class BatchRetry extends Context.Service<BatchRetry, {
   readonly retry: (
     orgId: OrgId,
-    batchCallId: string,
+    batchCallId: BatchCallId,
     outcomes: ReadonlyArray<RetryOutcome>,
     now: number
   ) => Effect.Effect<BatchRetryResult, BatchCallNotFound | BatchCallCancelled>
@@ -73,7 +73,7 @@ export class BatchRetry extends Context.Service<BatchRetry, {
       const sql = yield* SqlClient.SqlClient
 
       const retry = Effect.fn("BatchRetry.retry")(
-        function*(orgId: OrgId, batchCallId: string, outcomes: ReadonlyArray<RetryOutcome>, now: number) {
+        function*(orgId: OrgId, batchCallId: BatchCallId, outcomes: ReadonlyArray<RetryOutcome>, now: number) {
           return yield* sql.withTransaction(Effect.gen(function*() {
             yield* sql`SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))`
             const [batch] = yield* sql<{ status: BatchCallStatus; max_retries: number | null }>`

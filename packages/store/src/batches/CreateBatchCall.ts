@@ -142,7 +142,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
   // materialize every row in a tuplestore, spilling to disk: measured 10-30% slower server-side); unnest pads
   // a shorter (empty) array with NULLs. The tasks go in before their batch row (no foreign key: decision 0302),
   // inside the create's transaction, so nothing of a refused or failed create is ever visible.
-  const insertTasks = (orgId: string, batchCallId: string, offset: number, columns: TaskColumns) => {
+  const insertTasks = (orgId: string, batchCallId: BatchCallId, offset: number, columns: TaskColumns) => {
     const versions = column(int8(columns.agentVersion))
     return sql`
       INSERT INTO batch_call_tasks (org_id, batch_call_id, task_index, to_number, override_agent_id,
@@ -192,7 +192,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
   // The batch's distinct legal groups, once (a handful: one per zone set and rule set among its numbers); the
   // dispatcher reads them to decide which groups may be claimed now (decision 0623). Zones and rule ids travel
   // as one text per group ("&" and "," cannot occur in an IANA zone name or a jurisdiction code).
-  const insertLegalGroups = (batchCallId: string, groups: ReadonlyArray<LegalGroup>) =>
+  const insertLegalGroups = (batchCallId: BatchCallId, groups: ReadonlyArray<LegalGroup>) =>
     groups.length === 0 ? Effect.void : Effect.asVoid(sql`
       INSERT INTO batch_call_legal_groups (batch_call_id, legal_group, zones, rule_ids)
       SELECT ${batchCallId}, g.legal_group, string_to_array(g.zones, '&'), string_to_array(g.rule_ids, ',')

@@ -15,7 +15,7 @@
  *   itself reads the window only.
  */
 import { CanonicalCallTimeWindow, isOpen, nextClosing, nextOpening } from "@svc/domain/CallWindow.ts"
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TaskStates } from "../batches/index.ts"
@@ -236,10 +236,14 @@ interface BatchRow {
  * @category services
  */
 export class DispatchInspect extends Context.Service<DispatchInspect, {
-  readonly status: (orgId: OrgId, batchCallId: string, now: number) => Effect.Effect<BatchStatusReport, BatchNotFound>
+  readonly status: (
+    orgId: OrgId,
+    batchCallId: BatchCallId,
+    now: number
+  ) => Effect.Effect<BatchStatusReport, BatchNotFound>
   readonly preview: (
     orgId: OrgId,
-    batchCallId: string,
+    batchCallId: BatchCallId,
     options: PreviewOptions
   ) => Effect.Effect<PreviewReport, BatchNotFound>
 }>()("@svc/store/DispatchInspect") {
@@ -249,7 +253,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      const batchRow = (orgId: OrgId, batchCallId: string) =>
+      const batchRow = (orgId: OrgId, batchCallId: BatchCallId) =>
         sql<BatchRow>`
           SELECT b.org_id, b.status, b.total_task_count, b.reserved_concurrency, b.max_concurrency, b.call_time_window,
             b.trigger_timestamp::float8 AS trigger_timestamp, b.next_dispatch_at::float8 AS next_dispatch_at,
@@ -277,64 +281,68 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
 
       const windowOf = (row: BatchRow) => row.call_time_window === null ? undefined : decodeWindow(row.call_time_window)
 
-      const status = Effect.fn("DispatchInspect.status")(function*(orgId: OrgId, batchCallId: string, now: number) {
-        const row = yield* batchRow(orgId, batchCallId)
-        const counts = yield* sql<{ state: string; n: number }>`
+      const status = Effect.fn("DispatchInspect.status")(
+        function*(orgId: OrgId, batchCallId: BatchCallId, now: number) {
+          const row = yield* batchRow(orgId, batchCallId)
+          const counts = yield* sql<{ state: string; n: number }>`
           SELECT state, count(*)::int4 AS n FROM batch_call_tasks
           WHERE org_id = ${orgId} AND batch_call_id = ${batchCallId} GROUP BY state`.pipe(Effect.orDie)
-        const tasks: Record<string, number> = Object.fromEntries(TaskStates.map((s) => [s, 0]))
-        for (const c of counts) tasks[c.state] = c.n
-        // the skipped ones by reason, suppressions (`suppressed (<source>)`) together: off batch_call_tasks_by_state
-        const reasons = yield* sql<{ reason: string; n: number }>`
+          const tasks: Record<string, number> = Object.fromEntries(TaskStates.map((s) => [s, 0]))
+          for (const c of counts) tasks[c.state] = c.n
+          // the skipped ones by reason, suppressions (`suppressed (<source>)`) together: off batch_call_tasks_by_state
+          const reasons = yield* sql<{ reason: string; n: number }>`
           SELECT CASE WHEN state_reason LIKE 'suppressed (%' THEN 'suppressed' ELSE coalesce(state_reason, '') END
             AS reason, count(*)::int4 AS n
           FROM batch_call_tasks WHERE batch_call_id = ${batchCallId} AND state = 'skipped' GROUP BY 1`.pipe(
-          Effect.orDie
-        )
-        const skipped: Record<string, number> = { do_not_call: 0, suppressed: 0 }
-        for (const r of reasons) skipped[r.reason] = (skipped[r.reason] ?? 0) + r.n
-        const window = windowOf(row)
-        const from = Math.max(now, row.trigger_timestamp ?? now)
-        const opening = window === undefined ? from : Option.getOrNull(nextOpening(window, from))
-        const closing = window === undefined || opening === null ? null : Option.getOrNull(nextClosing(window, opening))
-        return {
-          batch_call_id: batchCallId,
-          org_id: orgId,
-          status: row.status,
-          paused: row.status === "paused",
-          total_task_count: row.total_task_count,
-          tasks,
-          skipped_by_reason: skipped,
-          in_flight: {
-            batch: row.batch_in_flight,
-            org: row.org_in_flight,
-            concurrency_limit: row.concurrency_limit,
-            reserved_concurrency: row.reserved_concurrency,
-            max_concurrency: row.max_concurrency,
-            free_slots: row.status === "paused" ? 0 : Math.max(
-              0,
-              Math.min(
-                row.concurrency_limit - row.reserved_concurrency - row.org_in_flight,
-                (row.max_concurrency ?? Number.POSITIVE_INFINITY) - row.batch_in_flight
+            Effect.orDie
+          )
+          const skipped: Record<string, number> = { do_not_call: 0, suppressed: 0 }
+          for (const r of reasons) skipped[r.reason] = (skipped[r.reason] ?? 0) + r.n
+          const window = windowOf(row)
+          const from = Math.max(now, row.trigger_timestamp ?? now)
+          const opening = window === undefined ? from : Option.getOrNull(nextOpening(window, from))
+          const closing = window === undefined || opening === null
+            ? null
+            : Option.getOrNull(nextClosing(window, opening))
+          return {
+            batch_call_id: batchCallId,
+            org_id: orgId,
+            status: row.status,
+            paused: row.status === "paused",
+            total_task_count: row.total_task_count,
+            tasks,
+            skipped_by_reason: skipped,
+            in_flight: {
+              batch: row.batch_in_flight,
+              org: row.org_in_flight,
+              concurrency_limit: row.concurrency_limit,
+              reserved_concurrency: row.reserved_concurrency,
+              max_concurrency: row.max_concurrency,
+              free_slots: row.status === "paused" ? 0 : Math.max(
+                0,
+                Math.min(
+                  row.concurrency_limit - row.reserved_concurrency - row.org_in_flight,
+                  (row.max_concurrency ?? Number.POSITIVE_INFINITY) - row.batch_in_flight
+                )
               )
-            )
-          },
-          trigger_timestamp: row.trigger_timestamp,
-          window_open_now: window === undefined || isOpen(window, now),
-          next_opening: opening,
-          next_opening_iso: iso(opening),
-          next_closing: closing,
-          next_closing_iso: iso(closing),
-          next_dispatch_at: row.next_dispatch_at,
-          next_dispatch_at_iso: new Date(row.next_dispatch_at).toISOString(),
-          as_of: now
-        } satisfies BatchStatusReport
-      })
+            },
+            trigger_timestamp: row.trigger_timestamp,
+            window_open_now: window === undefined || isOpen(window, now),
+            next_opening: opening,
+            next_opening_iso: iso(opening),
+            next_closing: closing,
+            next_closing_iso: iso(closing),
+            next_dispatch_at: row.next_dispatch_at,
+            next_dispatch_at_iso: new Date(row.next_dispatch_at).toISOString(),
+            as_of: now
+          } satisfies BatchStatusReport
+        }
+      )
 
       /** The pending tasks per legal group, each group evaluated once at `at` (LegalHoursReport). */
       const legalHoursReport = (
         orgId: OrgId,
-        batchCallId: string,
+        batchCallId: BatchCallId,
         window: CanonicalCallTimeWindow | undefined,
         at: number
       ) =>
@@ -358,7 +366,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
         )
 
       const preview = Effect.fn("DispatchInspect.preview")(
-        function*(orgId: OrgId, batchCallId: string, options: PreviewOptions) {
+        function*(orgId: OrgId, batchCallId: BatchCallId, options: PreviewOptions) {
           const row = yield* batchRow(orgId, batchCallId)
           const window = windowOf(row)
           const [counts] = yield* sql<{ pending: number; dnc: number }>`

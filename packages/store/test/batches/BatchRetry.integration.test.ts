@@ -6,7 +6,7 @@
 // CallsRepo.recordFinished), so their calls rows are the ones the scheduler leaves.
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { OrgId } from "@svc/domain/models/Ids.ts"
+import { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Deferred, Effect, Fiber, Layer, Result, Schema } from "effect"
@@ -61,13 +61,13 @@ const seed = (numbers: ReadonlyArray<string>, extra: Record<string, unknown> = {
       }),
       { maxTasks: 1_000 }
     ).pipe(Effect.orDie)
-    return { orgId, batch: batch.batch_call_id as string }
+    return { orgId, batch: batch.batch_call_id }
   })
 
 const london = (i: number) => `+44207183${String(8700 + i)}`
 
 /** Claims every pending task of the batch that may be dialled at `now`. */
-const claimAll = (orgId: OrgId, batch: string, now: number) =>
+const claimAll = (orgId: OrgId, batch: BatchCallId, now: number) =>
   Effect.gen(function*() {
     const dispatch = yield* DispatchRepo
     const due = (yield* dispatch.findDue(now, 100)).due.filter((d) => d.batchCallId === batch)
@@ -112,7 +112,7 @@ interface TaskRow {
   readonly call_id: string | null
 }
 
-const tasksOf = (batch: string) =>
+const tasksOf = (batch: BatchCallId) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<TaskRow>`
       SELECT task_index, state, state_reason, retry_attempt, attempts, not_before::float8 AS not_before, call_id
@@ -120,7 +120,7 @@ const tasksOf = (batch: string) =>
       Effect.map((rows) => rows.map((r) => ({ ...r })))
     ))
 
-const batchOf = (batch: string) =>
+const batchOf = (batch: BatchCallId) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) =>
@@ -129,7 +129,7 @@ const batchOf = (batch: string) =>
       FROM batch_calls WHERE batch_call_id = ${batch}`.pipe(Effect.map((rows) => ({ ...rows[0]! })))
   )
 
-const callCount = (batch: string) =>
+const callCount = (batch: BatchCallId) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) =>
@@ -356,7 +356,10 @@ layer(Layers, { timeout: 120_000 })("BatchRetry", (it) => {
       const retry = yield* BatchRetry
       const foreign = yield* Effect.flip(retry.retry(other.orgId, batch, ALL, T0))
       assert.deepStrictEqual([foreign._tag, foreign.message], ["BatchCallNotFound", `batch call ${batch} not found`])
-      assert.strictEqual((yield* Effect.flip(retry.retry(orgId, "batch_call_nope", ALL, T0)))._tag, "BatchCallNotFound")
+      assert.strictEqual(
+        (yield* Effect.flip(retry.retry(orgId, BatchCallId.make("batch_call_nope"), ALL, T0)))._tag,
+        "BatchCallNotFound"
+      )
       assert.deepStrictEqual((yield* tasksOf(batch)).map((t) => t.state), ["completed", "completed"])
       yield* (yield* BatchProgressRepo).cancel(orgId, batch, T0)
       const cancelled = yield* Effect.flip(retry.retry(orgId, batch, ALL, T0))

@@ -1,7 +1,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { canonicalize } from "@svc/domain/CallWindow.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { OrgId } from "@svc/domain/models/Ids.ts"
+import { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Exit, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -117,7 +117,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
       assert.strictEqual(preview.last_dial_at_iso, "2026-05-04T10:00:00.000Z")
       assert.deepStrictEqual(preview.periods.map((p) => p.dials), [5])
 
-      const missing = yield* Effect.exit(inspect.status(ORG_I, "batch_call_nope", now))
+      const missing = yield* Effect.exit(inspect.status(ORG_I, BatchCallId.make("batch_call_nope"), now))
       assert.isTrue(Exit.isFailure(missing))
     }))
 
