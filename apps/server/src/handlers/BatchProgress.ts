@@ -7,7 +7,7 @@
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { conflict, notFound } from "@svc/api/Errors.ts"
-import { BatchCallId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -21,7 +21,9 @@ export const layer = HttpApiBuilder.group(
     const missing = (error: { readonly message: string }) => Effect.fail(notFound(error.message))
     // decision 0549: pausing or resuming a completed or cancelled batch is a 409 naming its status
     const finished = (error: { readonly message: string }) => Effect.fail(conflict(error.message))
-    // The path's batch_call_id is decoded as unbranded IdText (the OpenAPI stays as it is), so it is branded here.
+    // The path's batch_call_id is a plain Schema.String (the OpenAPI stays as it is): branded here by a cast, not
+    // BatchCallId.make, whose length check would turn the 404 of an over-long id into a defect.
+    const batchCallIdOf = (id: string) => id as BatchCallId
     return handlers
       .handle("getBatchCall", ({ params }) =>
         Effect.gen(function*() {
@@ -35,7 +37,7 @@ export const layer = HttpApiBuilder.group(
         Effect.gen(function*() {
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
-          return yield* repo.cancel(orgId, BatchCallId.make(params.batch_call_id), now).pipe(
+          return yield* repo.cancel(orgId, batchCallIdOf(params.batch_call_id), now).pipe(
             Effect.catchTag("BatchCallNotFound", missing)
           )
         }))
@@ -43,7 +45,7 @@ export const layer = HttpApiBuilder.group(
         Effect.gen(function*() {
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
-          const progress = yield* repo.pause(orgId, BatchCallId.make(params.batch_call_id), now).pipe(
+          const progress = yield* repo.pause(orgId, batchCallIdOf(params.batch_call_id), now).pipe(
             Effect.catchTag("BatchCallNotFound", missing),
             Effect.catchTag("BatchCallNotRunning", finished)
           )
@@ -57,7 +59,7 @@ export const layer = HttpApiBuilder.group(
         Effect.gen(function*() {
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
-          const progress = yield* repo.resume(orgId, BatchCallId.make(params.batch_call_id), now).pipe(
+          const progress = yield* repo.resume(orgId, batchCallIdOf(params.batch_call_id), now).pipe(
             Effect.catchTag("BatchCallNotFound", missing),
             Effect.catchTag("BatchCallNotRunning", finished)
           )
