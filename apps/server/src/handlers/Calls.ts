@@ -7,6 +7,7 @@ import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { badRequest, notFound } from "@svc/api/Errors.ts"
 import { type Call, ListCallsBody } from "@svc/domain/models/Call.ts"
 import { listCallsJson, readableCall } from "@svc/domain/models/CallJson.ts"
+import type { CallId, ContactId } from "@svc/domain/models/Ids.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { CallsApiRepo } from "@svc/store/calls/CallsApiRepo.ts"
 import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
@@ -38,13 +39,20 @@ export const layer = HttpApiBuilder.group(
     const repo = yield* CallsApiRepo
     const contacts = yield* ContactsRepo
     const cursors = yield* CursorKeys
+    // The paths' call_id and contact_id are plain Schema.String (the OpenAPI stays as it is): branded here by a cast,
+    // not make, whose length check would turn the 404 of an over-long id into a defect.
+    const callIdOf = (id: string) => id as CallId
+    const contactIdOf = (id: string) => id as ContactId
     return handlers
-      .handle("getCall", ({ params }) =>
-        Effect.flatMap(CurrentOrg, ({ orgId }) =>
-          repo.get(orgId, params.call_id).pipe(
-            Effect.map(asCall),
-            Effect.catchTag("CallNotFound", () => Effect.fail(missing(params.call_id)))
-          )))
+      .handle(
+        "getCall",
+        ({ params }) =>
+          Effect.flatMap(CurrentOrg, ({ orgId }) =>
+            repo.get(orgId, callIdOf(params.call_id)).pipe(
+              Effect.map(asCall),
+              Effect.catchTag("CallNotFound", () => Effect.fail(missing(params.call_id)))
+            ))
+      )
       .handle(
         "listCalls",
         ({ payload }) =>
@@ -68,7 +76,7 @@ export const layer = HttpApiBuilder.group(
           Effect.gen(function*() {
             const { orgId } = yield* CurrentOrg
             const now = yield* Clock.currentTimeMillis
-            return yield* repo.update(orgId, params.call_id, payload, now).pipe(
+            return yield* repo.update(orgId, callIdOf(params.call_id), payload, now).pipe(
               Effect.map(asCall),
               Effect.catchTags({
                 CallNotFound: () => Effect.fail(missing(params.call_id)),
@@ -97,7 +105,7 @@ export const layer = HttpApiBuilder.group(
         "deleteCall",
         ({ params }) =>
           Effect.flatMap(CurrentOrg, ({ orgId }) =>
-            repo.remove(orgId, params.call_id).pipe(
+            repo.remove(orgId, callIdOf(params.call_id)).pipe(
               Effect.catchTags({
                 CallNotFound: () => Effect.fail(missing(params.call_id)),
                 CallInFlight: () =>
@@ -125,7 +133,7 @@ export const layer = HttpApiBuilder.group(
           const { orgId } = yield* CurrentOrg
           const limit = conversationLimit(query.limit)
           if (typeof limit === "string") return yield* Effect.fail(badRequest(limit))
-          const contact = yield* contacts.get(orgId, params.contact_id).pipe(
+          const contact = yield* contacts.get(orgId, contactIdOf(params.contact_id)).pipe(
             Effect.catchTag("ContactNotFound", () => Effect.fail(notFound(`contact_id ${params.contact_id} not found`)))
           )
           // keys bound to the org and the contact (decision 0102)

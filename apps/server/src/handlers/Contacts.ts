@@ -6,6 +6,7 @@
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { badRequest, notFound } from "@svc/api/Errors.ts"
+import { ContactId } from "@svc/domain/models/Ids.ts"
 import { ListContactsBody } from "@svc/domain/models/ListContacts.ts"
 import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
 import { Effect, Schema } from "effect"
@@ -22,6 +23,8 @@ export const layer = HttpApiBuilder.group(
   "contacts",
   Effect.fn(function*(handlers) {
     const repo = yield* ContactsRepo
+    // The path's contact_id is decoded as unbranded IdText (the OpenAPI stays as it is): ContactId.make adds the brand
+    // and checks what IdText has already checked.
     return handlers
       .handle(
         "listContacts",
@@ -50,7 +53,7 @@ export const layer = HttpApiBuilder.group(
         "getContact",
         ({ params }) =>
           Effect.flatMap(CurrentOrg, ({ orgId }) =>
-            repo.get(orgId, params.contact_id).pipe(
+            repo.get(orgId, ContactId.make(params.contact_id)).pipe(
               Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
             ))
       )
@@ -58,7 +61,7 @@ export const layer = HttpApiBuilder.group(
         "updateContact",
         ({ params, payload }) =>
           Effect.flatMap(CurrentOrg, ({ orgId }) =>
-            repo.update(orgId, params.contact_id, payload).pipe(
+            repo.update(orgId, ContactId.make(params.contact_id), payload).pipe(
               Effect.catchTags({
                 ContactNotFound: () => Effect.fail(missing(params.contact_id)),
                 UnstorableText: (error) => Effect.fail(badRequest(error.message))
@@ -69,7 +72,7 @@ export const layer = HttpApiBuilder.group(
         "deleteContact",
         ({ params }) =>
           Effect.flatMap(CurrentOrg, ({ orgId }) =>
-            repo.delete(orgId, params.contact_id).pipe(
+            repo.delete(orgId, ContactId.make(params.contact_id)).pipe(
               Effect.catchTag("ContactNotFound", () => Effect.fail(missing(params.contact_id)))
             ))
       )

@@ -2,7 +2,7 @@
 // unknown fields and values the store cannot keep refused with their line, all or nothing across chunks, and the
 // index rebuild of a large load. The CLI wiring (exit codes, stderr) is in admin.integration.test.ts.
 import { assert, describe, it, layer } from "@effect/vitest"
-import { OrgId } from "@svc/domain/models/Ids.ts"
+import { ContactId, OrgId } from "@svc/domain/models/Ids.ts"
 import { ListContactsBody } from "@svc/domain/models/ListContacts.ts"
 import { makeCursorCodec } from "@svc/domain/Pagination.ts"
 import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
@@ -81,7 +81,7 @@ layer(TestLayer, { timeout: 120_000 })("admin import --kind contacts", (it) => {
       const imported = yield* importFile("org-history", file)
       assert.strictEqual(imported, 2)
       const repo = yield* ContactsRepo
-      const first = yield* repo.get(ORG_HISTORY, "crm-export-1")
+      const first = yield* repo.get(ORG_HISTORY, ContactId.make("crm-export-1"))
       assert.deepStrictEqual({ ...first }, {
         contact_id: "crm-export-1",
         org_id: "org-history",

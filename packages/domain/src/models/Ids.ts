@@ -69,6 +69,17 @@ export const BatchCallId = IdText.pipe(Schema.brand("BatchCallId")).annotate({
 export type BatchCallId = typeof BatchCallId.Type
 
 /**
+ * Id of a call (`call_id`).
+ *
+ * @category models
+ */
+export const CallId = IdText.pipe(Schema.brand("CallId")).annotate({
+  description: "Unique id of a call."
+})
+/** @category models */
+export type CallId = typeof CallId.Type
+
+/**
  * Id of an svc LLM response engine (`llm_id`).
  *
  * @category models

@@ -9,7 +9,7 @@
  */
 import type { CallFilterCriteria, KeyedFilter, ListCallsRequest } from "@svc/domain/models/Call.ts"
 import { E164 } from "@svc/domain/models/E164.ts"
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -237,7 +237,7 @@ const badKey = new CallsPaginationKeyInvalid({
  * @category services
  */
 export class CallsApiRepo extends Context.Service<CallsApiRepo, {
-  readonly get: (orgId: OrgId, callId: string) => Effect.Effect<Record<string, unknown>, CallNotFound>
+  readonly get: (orgId: OrgId, callId: CallId) => Effect.Effect<Record<string, unknown>, CallNotFound>
   /** `orgId` is not OrgId yet: tools/bench calls it with literal org ids. */
   readonly list: (orgId: string, request: ListCallsRequest) => Effect.Effect<CallsPage, CallsPaginationKeyInvalid>
   /**
@@ -248,12 +248,12 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
    */
   readonly update: (
     orgId: OrgId,
-    callId: string,
+    callId: CallId,
     body: { readonly metadata?: unknown; readonly opt_out?: boolean },
     now: number
   ) => Effect.Effect<Record<string, unknown>, CallNotFound | CallInFlight | OptOutNotE164>
   /** Deletes a finished call; a call still registered or ongoing is refused (its dial would write it back). */
-  readonly remove: (orgId: OrgId, callId: string) => Effect.Effect<void, CallNotFound | CallInFlight>
+  readonly remove: (orgId: OrgId, callId: CallId) => Effect.Effect<void, CallNotFound | CallInFlight>
   /** The calls to `phoneNumber`, newest first, as contact conversation items, keyset-paged. */
   readonly conversations: (
     orgId: OrgId,
@@ -275,7 +275,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
       const sql = yield* SqlClient.SqlClient
       const cursors = yield* CursorKeys
 
-      const get = (orgId: OrgId, callId: string) =>
+      const get = (orgId: OrgId, callId: CallId) =>
         sql<{ call: Record<string, unknown> }>`
           SELECT call_json(c) AS call FROM calls c WHERE c.org_id = ${orgId} AND c.call_id = ${callId}`.pipe(
           Effect.orDie,
@@ -330,7 +330,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
 
       // one statement: the status check and the write see the same row version, so a call that ends meanwhile is
       // either still in progress here (refused) or ended (updated), never updated while in progress
-      const updateMetadata = (orgId: OrgId, callId: string, body: { readonly metadata?: unknown }) =>
+      const updateMetadata = (orgId: OrgId, callId: CallId, body: { readonly metadata?: unknown }) =>
         sql<{ call: Record<string, unknown> | null; status: string }>`
           WITH found AS (
             SELECT call_status FROM calls WHERE org_id = ${orgId} AND call_id = ${callId}
@@ -362,7 +362,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
       // the agent runtime reporting it then must not lose it
       const updateOptOut = (
         orgId: OrgId,
-        callId: string,
+        callId: CallId,
         body: { readonly metadata?: unknown },
         optOut: boolean,
         now: number
@@ -397,7 +397,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
 
       const update = (
         orgId: OrgId,
-        callId: string,
+        callId: CallId,
         body: { readonly metadata?: unknown; readonly opt_out?: boolean },
         now: number
       ) =>
@@ -405,7 +405,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
           ? updateMetadata(orgId, callId, body)
           : updateOptOut(orgId, callId, body, body.opt_out, now)
 
-      const remove = (orgId: OrgId, callId: string) =>
+      const remove = (orgId: OrgId, callId: CallId) =>
         sql<{ deleted: boolean; status: string }>`
           WITH found AS (
             SELECT call_status FROM calls WHERE org_id = ${orgId} AND call_id = ${callId}

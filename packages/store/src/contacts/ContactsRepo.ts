@@ -255,16 +255,16 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
     orgId: OrgId,
     request: CreateContactRequest
   ) => Effect.Effect<Contact, DuplicatePhoneNumber | UnstorableText>
-  readonly get: (orgId: OrgId, contactId: string) => Effect.Effect<Contact, ContactNotFound>
+  readonly get: (orgId: OrgId, contactId: ContactId) => Effect.Effect<Contact, ContactNotFound>
   /** The org's contact with this phone number (the scheduler's do-not-call check, get-contact-by-phone). */
   readonly getByPhone: (orgId: OrgId, phoneNumber: string) => Effect.Effect<Contact, ContactNotFound>
   /** Changes the fields the request carries; `tags` replace the list, custom fields merge (null clears). */
   readonly update: (
     orgId: OrgId,
-    contactId: string,
+    contactId: ContactId,
     request: UpdateContactRequest
   ) => Effect.Effect<Contact, ContactNotFound | UnstorableText>
-  readonly delete: (orgId: OrgId, contactId: string) => Effect.Effect<void, ContactNotFound>
+  readonly delete: (orgId: OrgId, contactId: ContactId) => Effect.Effect<void, ContactNotFound>
   /** The number of the org's contacts (the maintained count). */
   readonly count: (orgId: OrgId) => Effect.Effect<number>
 }>()("@svc/store/ContactsRepo") {
@@ -401,7 +401,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
 
       const columns = sql.literal(ContactsQuery.contactColumns)
 
-      const get = Effect.fn("ContactsRepo.get")(function*(orgId: OrgId, contactId: string) {
+      const get = Effect.fn("ContactsRepo.get")(function*(orgId: OrgId, contactId: ContactId) {
         const rows = yield* sql<ContactRow>`
           SELECT ${columns} FROM contacts WHERE org_id = ${orgId} AND contact_id = ${contactId}`.pipe(Effect.orDie)
         return yield* one(rows, contactId)
@@ -447,7 +447,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
       })
 
       const update = Effect.fn("ContactsRepo.update")(
-        function*(orgId: OrgId, contactId: string, request: UpdateContactRequest) {
+        function*(orgId: OrgId, contactId: ContactId, request: UpdateContactRequest) {
           const unstorable = unstorableField(request)
           if (unstorable !== undefined) return yield* unstorable
           const now = yield* Clock.currentTimeMillis
@@ -472,7 +472,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
         }
       )
 
-      const remove = Effect.fn("ContactsRepo.delete")(function*(orgId: OrgId, contactId: string) {
+      const remove = Effect.fn("ContactsRepo.delete")(function*(orgId: OrgId, contactId: ContactId) {
         const rows = yield* sql<{ contact_id: string }>`
           DELETE FROM contacts WHERE org_id = ${orgId} AND contact_id = ${contactId} RETURNING contact_id`.pipe(
           Effect.orDie

@@ -2,12 +2,18 @@
 // one transaction or not at all; opt_out alone is taken while the call is in progress (the vendor's members are not);
 // false clears the call's field and never removes a suppression; a number that is not E.164 writes nothing.
 import { assert, layer } from "@effect/vitest"
-import { OrgId } from "@svc/domain/models/Ids.ts"
+import { CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { CallsApiRepo } from "../../src/calls/CallsApiRepo.ts"
 import { CursorKeys } from "../../src/db/CursorKeys.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
+
+const CALL_O1 = CallId.make("call_o1")
+const CALL_LIVE = CallId.make("call_live")
+const CALL_O3 = CallId.make("call_o3")
+const CALL_A = CallId.make("call_a")
+const CALL_EXT = CallId.make("call_ext")
 
 const ORG_O1 = OrgId.make("org_o1")
 const ORG_O2 = OrgId.make("org_o2")
@@ -53,7 +59,7 @@ layer(Layers)("CallsApiRepo.update with opt_out", (it) => {
       yield* addOrg("org_o1")
       yield* addCall("org_o1", "call_o1", "+14155550101", "ended")
       const repo = yield* CallsApiRepo
-      const call = yield* repo.update(ORG_O1, "call_o1", { opt_out: true }, 5_000)
+      const call = yield* repo.update(ORG_O1, CALL_O1, { opt_out: true }, 5_000)
       assert.strictEqual(call["opt_out"], true)
       // the rest of the call is as it was
       assert.deepStrictEqual(call["metadata"], { crm: "c1" })
@@ -65,9 +71,9 @@ layer(Layers)("CallsApiRepo.update with opt_out", (it) => {
         created_timestamp: 5_000
       }])
       // get-call shows it; a call that never opted out has no opt_out member at all (the vendor's shape)
-      assert.strictEqual((yield* repo.get(ORG_O1, "call_o1"))["opt_out"], true)
+      assert.strictEqual((yield* repo.get(ORG_O1, CALL_O1))["opt_out"], true)
       yield* addCall("org_o1", "call_o2", "+14155550102", "ended")
-      assert.notProperty(yield* repo.get(ORG_O1, "call_o2"), "opt_out")
+      assert.notProperty(yield* repo.get(ORG_O1, CallId.make("call_o2")), "opt_out")
     }))
 
   it.effect("opt_out alone is taken while the call is in progress; with metadata it is refused and writes nothing", () =>
@@ -77,13 +83,13 @@ layer(Layers)("CallsApiRepo.update with opt_out", (it) => {
       yield* addCall("org_o2", "call_live2", "+14155550202", "ongoing")
       const repo = yield* CallsApiRepo
       const refused = yield* Effect.flip(
-        repo.update(ORG_O2, "call_live", { opt_out: true, metadata: { late: true } }, 1)
+        repo.update(ORG_O2, CALL_LIVE, { opt_out: true, metadata: { late: true } }, 1)
       )
       assert.strictEqual(refused._tag, "CallInFlight")
       assert.deepStrictEqual(yield* stored("org_o2", "call_live"), { opt_out: false, metadata: { crm: "c1" } })
       assert.deepStrictEqual(yield* suppressions("org_o2"), [])
       // the opt-out heard during the call, reported before it ended
-      for (const id of ["call_live", "call_live2"]) {
+      for (const id of [CALL_LIVE, CallId.make("call_live2")]) {
         const call = yield* repo.update(ORG_O2, id, { opt_out: true }, 2)
         assert.strictEqual(call["opt_out"], true, id)
       }
@@ -93,7 +99,7 @@ layer(Layers)("CallsApiRepo.update with opt_out", (it) => {
       ])
       // the ended-calls rule still binds metadata alone (unchanged)
       assert.strictEqual(
-        (yield* Effect.flip(repo.update(ORG_O2, "call_live", { metadata: 1 }, 3)))._tag,
+        (yield* Effect.flip(repo.update(ORG_O2, CALL_LIVE, { metadata: 1 }, 3)))._tag,
         "CallInFlight"
       )
     }))
@@ -103,10 +109,10 @@ layer(Layers)("CallsApiRepo.update with opt_out", (it) => {
       yield* addOrg("org_o3")
       yield* addCall("org_o3", "call_o3", "+14155550301", "not_connected")
       const repo = yield* CallsApiRepo
-      const call = yield* repo.update(ORG_O3, "call_o3", { opt_out: true, metadata: { crm: "c2" } }, 1)
+      const call = yield* repo.update(ORG_O3, CALL_O3, { opt_out: true, metadata: { crm: "c2" } }, 1)
       assert.deepStrictEqual([call["opt_out"], call["metadata"]], [true, { crm: "c2" }])
       // JSON null as metadata is stored as the vendor's clear (as without opt_out)
-      const cleared = yield* repo.update(ORG_O3, "call_o3", { opt_out: true, metadata: null }, 2)
+      const cleared = yield* repo.update(ORG_O3, CALL_O3, { opt_out: true, metadata: null }, 2)
       assert.notProperty(cleared, "metadata")
       assert.strictEqual((yield* suppressions("org_o3")).length, 1)
     }))
@@ -121,11 +127,11 @@ layer(Layers)("CallsApiRepo.update with opt_out", (it) => {
       yield* sql`INSERT INTO suppressions (org_id, phone_number, reason, source, created_timestamp)
                  VALUES ('org_o4', '+14155550402', NULL, 'national_dnc', 7)`
       const repo = yield* CallsApiRepo
-      yield* repo.update(ORG_O4, "call_a", { opt_out: true }, 10)
-      const back = yield* repo.update(ORG_O4, "call_a", { opt_out: false }, 20)
+      yield* repo.update(ORG_O4, CALL_A, { opt_out: true }, 10)
+      const back = yield* repo.update(ORG_O4, CALL_A, { opt_out: false }, 20)
       assert.notProperty(back, "opt_out")
       assert.strictEqual((yield* stored("org_o4", "call_a")).opt_out, false)
-      yield* repo.update(ORG_O4, "call_b", { opt_out: true }, 30)
+      yield* repo.update(ORG_O4, CallId.make("call_b"), { opt_out: true }, 30)
       assert.deepStrictEqual(yield* suppressions("org_o4"), [
         {
           phone_number: "+14155550401",
@@ -145,7 +151,7 @@ layer(Layers)("CallsApiRepo.update with opt_out", (it) => {
       yield* addCall("org_o5", "call_ext", "1234", "ended")
       yield* addCall("org_o5", "call_o5", "+14155550501", "ended")
       const repo = yield* CallsApiRepo
-      const ext = yield* Effect.flip(repo.update(ORG_O5, "call_ext", { opt_out: true, metadata: { x: 1 } }, 1))
+      const ext = yield* Effect.flip(repo.update(ORG_O5, CALL_EXT, { opt_out: true, metadata: { x: 1 } }, 1))
       assert.deepStrictEqual([ext._tag, ext.call_id, "to_number" in ext ? ext.to_number : undefined], [
         "OptOutNotE164",
         "call_ext",
@@ -153,13 +159,13 @@ layer(Layers)("CallsApiRepo.update with opt_out", (it) => {
       ])
       assert.deepStrictEqual(yield* stored("org_o5", "call_ext"), { opt_out: false, metadata: { crm: "c1" } })
       // false asks for no suppression, so the number's form does not matter
-      assert.notProperty(yield* repo.update(ORG_O5, "call_ext", { opt_out: false }, 1), "opt_out")
+      assert.notProperty(yield* repo.update(ORG_O5, CALL_EXT, { opt_out: false }, 1), "opt_out")
       assert.strictEqual(
-        (yield* Effect.flip(repo.update(OrgId.make("org_o6"), "call_o5", { opt_out: true }, 1)))._tag,
+        (yield* Effect.flip(repo.update(OrgId.make("org_o6"), CallId.make("call_o5"), { opt_out: true }, 1)))._tag,
         "CallNotFound"
       )
       assert.strictEqual(
-        (yield* Effect.flip(repo.update(ORG_O5, "call_none", { opt_out: true }, 1)))._tag,
+        (yield* Effect.flip(repo.update(ORG_O5, CallId.make("call_none"), { opt_out: true }, 1)))._tag,
         "CallNotFound"
       )
       assert.strictEqual((yield* stored("org_o5", "call_o5")).opt_out, false)
@@ -183,7 +189,7 @@ layer(Layers)("CallsApiRepo.update with opt_out", (it) => {
                  FOR EACH ROW EXECUTE FUNCTION test_refuse_suppression()`
       const repo = yield* CallsApiRepo
       const exit = yield* Effect.exit(
-        repo.update(OrgId.make("org_o7"), "call_o7", { opt_out: true, metadata: { crm: "c9" } }, 1)
+        repo.update(OrgId.make("org_o7"), CallId.make("call_o7"), { opt_out: true, metadata: { crm: "c9" } }, 1)
       )
       yield* sql`DROP TRIGGER test_refuse_suppression ON suppressions`
       yield* sql`DROP FUNCTION test_refuse_suppression()`

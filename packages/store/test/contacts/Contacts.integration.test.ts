@@ -208,7 +208,7 @@ layer(TestLayer)("ContactsRepo", (it) => {
     Effect.gen(function*() {
       yield* addOrg("org-missing")
       const repo = yield* ContactsRepo
-      const error = yield* Effect.flip(repo.get(OrgId.make("org-missing"), "no-such-id"))
+      const error = yield* Effect.flip(repo.get(OrgId.make("org-missing"), ContactId.make("no-such-id")))
       assert.strictEqual(error._tag, "ContactNotFound")
       assert.strictEqual(error.message, "contact no-such-id not found")
     }))

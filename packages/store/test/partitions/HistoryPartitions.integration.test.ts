@@ -3,7 +3,7 @@
 // touched. Each test has a database of its own (the partitions are schema).
 import { assert, describe, it } from "@effect/vitest"
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
-import { OrgId } from "@svc/domain/models/Ids.ts"
+import { CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -14,6 +14,8 @@ import * as SqlErrorMessage from "../../src/db/SqlErrorMessage.ts"
 import { CALLS, HistoryPartitions, monthStart } from "../../src/partitions/HistoryPartitions.ts"
 import { finishedFromCall } from "../../test-support/FinishedTasks.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
+
+const CALL_HIST_APRIL = CallId.make("call_hist_april")
 
 const ORG_D = OrgId.make("org_d")
 
@@ -275,12 +277,12 @@ describe("calls partitioned by month", () => {
         assert.deepStrictEqual(yield* placement("org_d"), where)
 
         // get-call, update-call and delete-call by id, whatever the month
-        const april0 = inApril[0]!.call_id!
+        const april0 = CallId.make(inApril[0]!.call_id!)
         assert.strictEqual((yield* api.get(ORG_D, april0))["call_status"], "ended")
-        const updated = yield* api.update(ORG_D, "call_hist_march", { metadata: { k: 1 } }, may)
+        const updated = yield* api.update(ORG_D, CallId.make("call_hist_march"), { metadata: { k: 1 } }, may)
         assert.deepStrictEqual(updated["metadata"], { k: 1 })
-        yield* api.remove(ORG_D, "call_hist_april")
-        assert.strictEqual((yield* Effect.flip(api.get(ORG_D, "call_hist_april")))._tag, "CallNotFound")
+        yield* api.remove(ORG_D, CALL_HIST_APRIL)
+        assert.strictEqual((yield* Effect.flip(api.get(ORG_D, CALL_HIST_APRIL)))._tag, "CallNotFound")
 
         // list-calls pages through all of them in order, across the partitions, with its cursor
         const seen: Array<string> = []
