@@ -19,7 +19,12 @@
  *    constraint, briefly in ACCESS EXCLUSIVE).
  * 3. Retention: a month partition whose end is at least the retention before `now` is dropped whole (every row in it
  *    was recorded before `now - retention`, so nothing newer is touched); the default partition, all of whose rows
- *    are older than B, is truncated once B is that old.
+ *    are older than B, is truncated once B is that old. A month goes in two steps: it is detached and renamed
+ *    `<partition>_expired` (catalog only, under the parent's ACCESS EXCLUSIVE lock), then dropped on its own. The
+ *    drop removes the month's files (12 GiB for 10M calls) at its commit, and PostgreSQL does that before it
+ *    releases its locks: in one step, every reader of `calls` would wait for the disk (measured, docs/benchmarks.md
+ *    "Partitioned history"). An `_expired` table left by a round that stopped between the steps is dropped by the
+ *    next round; a month an operator detached by hand keeps its name and is never touched.
  *
  * Without a retention nothing is partitioned by time (measured: every partition a statement cannot prune costs it
  * planning time, decision 0442), unless a boundary was set before: then months ahead are still created, since rows
@@ -105,6 +110,8 @@ export interface PartitionState {
   readonly months: ReadonlyArray<MonthPartition>
   /** Whether the default partition holds any row. */
   readonly defaultHasRows: boolean
+  /** Months detached by retention whose drop has not run yet (`<partition>_expired`). */
+  readonly expired: ReadonlyArray<string>
 }
 
 /**
@@ -151,6 +158,9 @@ export const monthName = (table: HistoryTable, from: number): string => {
   const d = new Date(from)
   return `${table.table}_p${d.getUTCFullYear()}_${String(d.getUTCMonth() + 1).padStart(2, "0")}`
 }
+
+/** The name a month partition takes once retention has detached it, until its drop. */
+const expiredName = (partition: string): string => `${partition}_expired`
 
 /** The boundary for a table that has none yet: the first month start at least a day after `now`. */
 export const firstBoundary = (now: number): number => {
@@ -215,10 +225,16 @@ export class HistoryPartitions extends Context.Service<HistoryPartitions, {
           const at = check === undefined ? undefined : CHECK_BOUND.exec(check.def)
           const [rows] = yield* sql<{ any: boolean }>`
             SELECT EXISTS (SELECT 1 FROM ${sql.literal(table.defaultPartition)}) AS any`
+          const expired = yield* sql<{ name: string }>`
+            SELECT relname AS name FROM pg_class
+            WHERE relkind = 'r' AND NOT relispartition AND relnamespace = current_schema()::regnamespace
+              AND relname ~ ${`^${table.table}_p[0-9]{4}_[0-9]{2}_expired$`}
+            ORDER BY relname`
           return {
             boundary: at === undefined || at === null ? undefined : { at: Number(at[1]), validated: check!.validated },
             months,
-            defaultHasRows: rows?.any ?? false
+            defaultHasRows: rows?.any ?? false,
+            expired: expired.map((row) => row.name)
           }
         }).pipe(Effect.orDie)
 
@@ -264,6 +280,7 @@ export class HistoryPartitions extends Context.Service<HistoryPartitions, {
           const deferred: Array<string> = []
           let truncatedDefault = false
           let current = yield* state(table)
+          const expiredTables: Array<string> = [...current.expired]
           if (options.retentionMs === undefined && current.boundary === undefined) {
             return { boundary: undefined, created, dropped, truncatedDefault, deferred }
           }
@@ -315,11 +332,20 @@ export class HistoryPartitions extends Context.Service<HistoryPartitions, {
             const cutoff = now - options.retentionMs
             for (const month of current.months) {
               if (month.to > cutoff) break
-              const gone = yield* step(table, options, sql.unsafe(`DROP TABLE ${month.name}`))
-              if (gone !== "done") {
-                deferred.push(`drop ${month.name} (${gone})`)
+              const expired = expiredName(month.name)
+              const detached = yield* step(
+                table,
+                options,
+                Effect.andThen(
+                  sql.unsafe(`ALTER TABLE ${table.table} DETACH PARTITION ${month.name}`),
+                  sql.unsafe(`ALTER TABLE ${month.name} RENAME TO ${expired}`)
+                )
+              )
+              if (detached !== "done") {
+                deferred.push(`drop ${month.name} (${detached})`)
                 break
               }
+              expiredTables.push(expired)
               dropped.push(month.name)
             }
             if (boundary.at <= cutoff && current.defaultHasRows) {
@@ -327,6 +353,12 @@ export class HistoryPartitions extends Context.Service<HistoryPartitions, {
               if (emptied === "done") truncatedDefault = true
               else deferred.push(`truncate ${table.defaultPartition} (${emptied})`)
             }
+          }
+          // 4. the files of the months detached above (or by an earlier round that stopped before their drop): no
+          // statement on the parent reads a detached table, so these drops wait for no one and hold no one up
+          for (const expired of expiredTables) {
+            const gone = yield* step(table, options, sql.unsafe(`DROP TABLE ${expired}`))
+            if (gone !== "done") deferred.push(`drop ${expired} (${gone})`)
           }
           return { boundary: boundary.at, created, dropped, truncatedDefault, deferred }
         }).pipe(Effect.withSpan("HistoryPartitions.maintain"))

@@ -177,6 +177,46 @@ describe("calls partitioned by month", () => {
   )
 
   it.effect(
+    "a month goes in two steps, detached then dropped: a round stopped between them is finished by the next, and a " +
+      "month an operator detached by hand is never touched",
+    () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const partitions = yield* HistoryPartitions
+        yield* addOrg("org_x")
+        yield* partitions.maintain(CALLS, at("2027-03-10T12:00:00Z"), options)
+        yield* partitions.maintain(CALLS, at("2027-06-01T00:00:00Z"), options)
+        yield* addCall("org_x", "call_april", at("2027-04-10T00:00:00Z"))
+        yield* addCall("org_x", "call_may", at("2027-05-10T00:00:00Z"))
+        // a round that stopped after retention's first step (a worker killed between the two transactions): April
+        // detached and renamed, its rows still on disk but no longer part of calls
+        yield* sql.unsafe(`ALTER TABLE calls DETACH PARTITION calls_p2027_04`)
+        yield* sql.unsafe(`ALTER TABLE calls_p2027_04 RENAME TO calls_p2027_04_expired`)
+        // and May detached by an operator (to archive it), under its own name
+        yield* sql.unsafe(`ALTER TABLE calls DETACH PARTITION calls_p2027_05`)
+        assert.deepStrictEqual((yield* partitions.state(CALLS)).expired, ["calls_p2027_04_expired"])
+        assert.deepStrictEqual(yield* placement("org_x"), new Map())
+
+        // 1 June again (nothing is old enough to go): the next round drops the leftover alone
+        const next = yield* partitions.maintain(CALLS, at("2027-06-01T00:00:00Z"), options)
+        assert.deepStrictEqual(next.dropped, [])
+        assert.deepStrictEqual(next.deferred, [])
+        const tables = yield* sql<{ name: string }>`
+          SELECT relname AS name FROM pg_class WHERE relkind = 'r' AND relname LIKE 'calls_p2027_0%' ORDER BY 1`
+        assert.deepStrictEqual(tables.map((t) => t.name), [
+          "calls_p2027_05",
+          "calls_p2027_06",
+          "calls_p2027_07",
+          "calls_p2027_08"
+        ])
+        const [archived] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM calls_p2027_05`
+        assert.strictEqual(archived!.n, 1)
+        assert.deepStrictEqual((yield* partitions.state(CALLS)).expired, [])
+      }).pipe(Effect.provide(fresh())),
+    { timeout: 60_000 }
+  )
+
+  it.effect(
     "a month partition has the parent's indexes, built before the attach, and fillfactor 40 (decision 0540)",
     () =>
       Effect.gen(function*() {
@@ -289,7 +329,7 @@ describe("calls partitioned by month", () => {
         let key: string | undefined
         for (let page = 0; page < 10; page++) {
           const result = yield* api.list(
-            "org_d",
+            ORG_D,
             listBody({
               limit: 2,
               sort_order: "ascending",
