@@ -161,22 +161,6 @@ export const typeOnlyImports = [
  */
 export const typeOnlyPending = [
   {
-    file: "packages/store/src/dispatch/LegalHoursReport.ts",
-    spec: "@svc/domain/compliance/LegalGroups.ts",
-    moves: "the report's explanation (rulesOfIds, explain, labels) to a domain function run by the callers of " +
-      "BatchProgressRepo.get/cancel and DispatchInspect.preview, which then return the report's rows"
-  },
-  {
-    file: "packages/store/src/dispatch/LegalHoursReport.ts",
-    spec: "@svc/domain/compliance/LegalHours.ts",
-    moves: "as above"
-  },
-  {
-    file: "packages/store/src/dispatch/LegalHoursReport.ts",
-    spec: "@svc/domain/compliance/EffectivePolicy.ts",
-    moves: "as above (the org's effective policy, which the report's callers would read themselves)"
-  },
-  {
     file: "packages/store/src/batches/TaskPreparer.ts",
     spec: "@svc/domain/compliance/LegalGroups.ts",
     moves: "the LegalGrouper to the create's callers (a grouper passed in CreateOptions, fed the contacts' locations " +

@@ -8,10 +8,12 @@
  *   be dialled given its window, trigger time and free slots, assuming calls of `--call-seconds` (default 120);
  *   lists the first `--show` tasks (default 20) and how many `do_not_call` numbers are skipped; `legal_hours`
  *   reports how many tasks each legal-hours rule holds back and the next opening per zone set (decision
- *   0623). Dials nothing.
+ *   0623), explained here from the rows the store read (`legalHoursOf`: a compliance decision the store does not
+ *   run, dependency rule 3). Dials nothing.
  */
+import { legalHoursOf } from "@svc/domain/compliance/LegalHoursReport.ts"
 import { Database } from "@svc/store"
-import { DispatchInspect } from "@svc/store/dispatch/DispatchInspect.ts"
+import { DispatchInspect, previewReport } from "@svc/store/dispatch/DispatchInspect.ts"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { batch, org } from "./IdFlags.ts"
@@ -69,7 +71,8 @@ const batchPreview = Command.make(
       if (show < 0) return yield* Effect.fail(new Error("--show must be 0 or more"))
       return yield* print(Effect.gen(function*() {
         const inspect = yield* DispatchInspect
-        return yield* inspect.preview(org, batch, { at: from, callDurationMs: callSeconds * 1000, show })
+        const stored = yield* inspect.preview(org, batch, { at: from, callDurationMs: callSeconds * 1000, show })
+        return previewReport(stored, legalHoursOf(stored.legal_hours_rows))
       }))
     })
 ).pipe(Command.withDescription("When a batch's pending tasks would be dialled, without dialling (JSON)"))

@@ -2,11 +2,13 @@
  * `GET /get-batch-call/{batch_call_id}`, `POST /cancel-batch-call/{batch_call_id}`, `POST /pause-batch-call/{id}` and
  * `POST /resume-batch-call/{id}` (decisions 0532, 0533, 0549; svc extensions). Org-scoped: a batch of another org is a 404, exactly as one that does not exist, so ids cannot be
  * probed across orgs. The time is the server's clock (the window's next opening, the completion estimate, the
- * cancel's timestamp).
+ * cancel's timestamp). The repository answers the progress as stored; its legal hours are explained here, by the
+ * domain (`progressOf`: a compliance decision the store does not run, dependency rule 3).
  */
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { conflict, notFound } from "@svc/api/Errors.ts"
+import { progressOf } from "@svc/domain/compliance/BatchProgressLegalHours.ts"
 import type { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import { Clock, Effect } from "effect"
@@ -30,6 +32,7 @@ export const layer = HttpApiBuilder.group(
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
           return yield* repo.get(orgId, params.batch_call_id, now).pipe(
+            Effect.map(progressOf),
             Effect.catchTag("BatchCallNotFound", missing)
           )
         }))
@@ -38,6 +41,7 @@ export const layer = HttpApiBuilder.group(
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
           return yield* repo.cancel(orgId, batchCallIdOf(params.batch_call_id), now).pipe(
+            Effect.map(progressOf),
             Effect.catchTag("BatchCallNotFound", missing)
           )
         }))
@@ -46,6 +50,7 @@ export const layer = HttpApiBuilder.group(
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
           const progress = yield* repo.pause(orgId, batchCallIdOf(params.batch_call_id), now).pipe(
+            Effect.map(progressOf),
             Effect.catchTag("BatchCallNotFound", missing),
             Effect.catchTag("BatchCallNotRunning", finished)
           )
@@ -60,6 +65,7 @@ export const layer = HttpApiBuilder.group(
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
           const progress = yield* repo.resume(orgId, batchCallIdOf(params.batch_call_id), now).pipe(
+            Effect.map(progressOf),
             Effect.catchTag("BatchCallNotFound", missing),
             Effect.catchTag("BatchCallNotRunning", finished)
           )

@@ -1,11 +1,13 @@
 /**
  * `POST /retry-batch-call/{batch_call_id}` (decision 0551; svc extension). Org-scoped: another org's batch is a 404,
  * exactly as one that does not exist; a cancelled batch is a 409. The answer carries the batch's progress read after
- * the retry committed (as get-batch-call answers it). The time is the server's clock.
+ * the retry committed (as get-batch-call answers it, its legal hours explained here: `progressOf`, dependency rule 3).
+ * The time is the server's clock.
  */
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { conflict, notFound } from "@svc/api/Errors.ts"
+import { progressOf } from "@svc/domain/compliance/BatchProgressLegalHours.ts"
 import { retryOutcomes } from "@svc/domain/models/BatchRetry.ts"
 import { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
@@ -34,6 +36,7 @@ export const layer = HttpApiBuilder.group(
           })
         )
         const batch = yield* progress.get(orgId, params.batch_call_id, now).pipe(
+          Effect.map(progressOf),
           Effect.catchTag("BatchCallNotFound", missing)
         )
         return {

@@ -9,18 +9,19 @@
  *
  * - A page of batches is a walk of `batch_calls_org_page` (migration 0029) in the list order; each batch on it is
  *   then answered as get-batch-call answers it (`BatchProgressRepo.get`, the one place that computes a batch's
- *   progress), so an item costs what a get-batch-call costs.
+ *   progress), so an item costs what a get-batch-call costs. Items are progress as stored (`StoredProgress`): the
+ *   caller explains their legal hours, as for get-batch-call (dependency rule 3).
  * - A page of tasks walks the batch's `(batch_call_id, task_index)` key, or with a state filter one range of
  *   `batch_call_tasks_by_state` per state merged in task order, and joins each task's latest call by its
  *   `(org_id, call_id)` key: a page reads its own rows only, however large the batch.
  */
+import type { StoredProgress } from "@svc/domain/compliance/BatchProgressLegalHours.ts"
 import type {
   BatchCallFilterCriteria,
   BatchCallTaskItem,
   ListBatchCallsRequest,
   ListBatchCallTasksRequest
 } from "@svc/domain/models/BatchCallLists.ts"
-import type { BatchCallProgress } from "@svc/domain/models/BatchCallProgress.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Context, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -41,7 +42,7 @@ export class BatchListKeyInvalid extends Schema.TaggedError<BatchListKeyInvalid>
 /** @category models */
 export interface BatchCallsPage {
   readonly has_more: boolean
-  readonly items: ReadonlyArray<BatchCallProgress>
+  readonly items: ReadonlyArray<StoredProgress>
   readonly pagination_key?: string
 }
 

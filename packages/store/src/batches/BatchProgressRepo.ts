@@ -29,14 +29,20 @@
  * before its trigger time; a closed window postpones it as usual) and wakes the schedulers. Both are idempotent; a
  * completed or cancelled batch cannot be paused or resumed (BatchCallNotRunning, 409). Cancelling a paused batch
  * cancels it.
+ *
+ * Each answers the batch's progress as stored (`StoredProgress`): every field of `BatchCallProgress` but its legal
+ * hours, and the rows they are explained from, read in the same transaction. Explaining them is a compliance
+ * decision, so the callers run it (`compliance/BatchProgressLegalHours.progressOf`; dependency rule 3).
  */
 import { isOpen, nextOpening } from "@svc/domain/CallWindow.ts"
 import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
-import { BatchCallProgress } from "@svc/domain/models/BatchCallProgress.ts"
+import type { StoredProgress } from "@svc/domain/compliance/BatchProgressLegalHours.ts"
+import type { LegalHoursRows } from "@svc/domain/compliance/LegalHoursReport.ts"
+import type { BatchCallProgress } from "@svc/domain/models/BatchCallProgress.ts"
 import { BatchCallId, type OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { dialTimes, legalHoursOf, type LegalHoursSummary, ORG_LOCK } from "../dispatch/index.ts"
+import { dialTimes, legalHoursRowsOf, ORG_LOCK } from "../dispatch/index.ts"
 import {
   BatchCallNotFound,
   type BatchCallStatus,
@@ -89,22 +95,22 @@ const decodeWindow = Schema.decodeUnknownSync(CanonicalCallTimeWindow)
  */
 export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
   /** `orgId` and `batchCallId` are not branded yet: tools/bench calls it with literal ids. */
-  readonly get: (orgId: string, batchCallId: string, now: number) => Effect.Effect<BatchCallProgress, BatchCallNotFound>
+  readonly get: (orgId: string, batchCallId: string, now: number) => Effect.Effect<StoredProgress, BatchCallNotFound>
   readonly cancel: (
     orgId: OrgId,
     batchCallId: BatchCallId,
     now: number
-  ) => Effect.Effect<BatchCallProgress, BatchCallNotFound>
+  ) => Effect.Effect<StoredProgress, BatchCallNotFound>
   readonly pause: (
     orgId: OrgId,
     batchCallId: BatchCallId,
     now: number
-  ) => Effect.Effect<BatchCallProgress, BatchCallNotFound | BatchCallNotRunning>
+  ) => Effect.Effect<StoredProgress, BatchCallNotFound | BatchCallNotRunning>
   readonly resume: (
     orgId: OrgId,
     batchCallId: BatchCallId,
     now: number
-  ) => Effect.Effect<BatchCallProgress, BatchCallNotFound | BatchCallNotRunning>
+  ) => Effect.Effect<StoredProgress, BatchCallNotFound | BatchCallNotRunning>
   /** How many batches of all orgs are scheduled, in progress and paused now (the scheduler's gauge). */
   readonly openCounts: Effect.Effect<
     { readonly scheduled: number; readonly in_progress: number; readonly paused: number }
@@ -139,7 +145,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
             SELECT state, count(*)::int4 AS n FROM batch_call_tasks
             WHERE batch_call_id = ${batchCallId} GROUP BY state`
           const window = row.call_time_window === null ? undefined : decodeWindow(row.call_time_window)
-          const legal = yield* legalHoursOf(orgId, batchCallId, window, now).pipe(
+          const legal = yield* legalHoursRowsOf(orgId, batchCallId, window, now).pipe(
             Effect.provideService(SqlClient.SqlClient, sql)
           )
           return toProgress(row, counts, legal, now)
@@ -246,9 +252,9 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
 const toProgress = (
   row: Row,
   counts: ReadonlyArray<{ readonly state: TaskState; readonly n: number }>,
-  legal: LegalHoursSummary,
+  legal: LegalHoursRows,
   now: number
-): BatchCallProgress => {
+): StoredProgress => {
   const tasks = Object.fromEntries(TaskStates.map((s) => [s, 0])) as Record<TaskState, number>
   for (const c of counts) tasks[c.state] = c.n
   const open = row.status === "scheduled" || row.status === "in_progress"
@@ -272,7 +278,7 @@ const toProgress = (
     count: tasks.pending
   })
   const last = times[times.length - 1]
-  return new BatchCallProgress({
+  return {
     batch_call_id: BatchCallId.make(row.batch_call_id),
     name: row.name,
     from_number: row.from_number as BatchCallProgress["from_number"],
@@ -289,20 +295,6 @@ const toProgress = (
     completed_timestamp: row.status === "completed" ? row.finished_timestamp : null,
     cancelled_timestamp: row.status === "cancelled" ? row.finished_timestamp : null,
     created_timestamp: row.created_timestamp,
-    legal_hours: {
-      policy_version: legal.policyVersion,
-      unconstrained_tasks: legal.unconstrained,
-      dialable_now_tasks: legal.dialableNow,
-      held_back: legal.heldBack,
-      never_within_horizon_tasks: legal.neverWithinHorizon,
-      zone_sets: legal.zoneSets.map((z) => ({
-        zones: z.zones,
-        rules: z.rules,
-        pending_tasks: z.tasks,
-        blocked_by: z.blockedBy,
-        state_reason: z.stateReason,
-        next_opening_timestamp: z.nextOpening
-      }))
-    }
-  })
+    legal_hours_rows: legal
+  }
 }

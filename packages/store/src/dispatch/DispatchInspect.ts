@@ -12,14 +12,17 @@
  *   Legal hours (decision 0623): `legal_hours` reports, per zone set (a legal group), how many pending
  *   tasks it holds, which rule holds them back at the preview's instant and when the group opens next, and per
  *   rule how many tasks are held back, under the org's calling policy (decision 0628); the dial-time simulation
- *   itself reads the window only.
+ *   itself reads the window only. The preview answers the rows they are explained from (`StoredPreview`); the
+ *   explanation is a compliance decision its caller runs (the domain's `compliance/LegalHoursReport.legalHoursOf`,
+ *   then `previewReport`; dependency rule 3).
  */
 import { CanonicalCallTimeWindow, isOpen, nextClosing, nextOpening } from "@svc/domain/CallWindow.ts"
+import type { LegalHoursRows, LegalHoursSummary } from "@svc/domain/compliance/LegalHoursReport.ts"
 import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { TaskStates } from "../batches/index.ts"
-import { legalHoursOf } from "./LegalHoursReport.ts"
+import { legalHoursRowsOf } from "./LegalHoursRows.ts"
 
 /**
  * No batch with this id in the org.
@@ -147,7 +150,42 @@ export interface LegalHoursReport {
   }>
 }
 
+/**
+ * A preview as the store reads it: every field of `PreviewReport` but its legal hours, and the rows they are
+ * explained from at `as_of`.
+ *
+ * @category models
+ */
+export type StoredPreview = Omit<PreviewReport, "legal_hours"> & { readonly legal_hours_rows: LegalHoursRows }
+
 const iso = (ms: number | null | undefined) => ms === null || ms === undefined ? null : new Date(ms).toISOString()
+
+/**
+ * The preview with its legal hours: `summary` is the caller's explanation of its rows (`legalHoursOf`).
+ *
+ * @category encoding
+ */
+export const previewReport = (stored: StoredPreview, summary: LegalHoursSummary): PreviewReport => {
+  const { legal_hours_rows: _rows, ...report } = stored
+  return {
+    ...report,
+    legal_hours: {
+      policy_version: summary.policyVersion,
+      unconstrained: summary.unconstrained,
+      dialable_now: summary.dialableNow,
+      held_back: summary.heldBack,
+      never_within_horizon: summary.neverWithinHorizon,
+      zone_sets: summary.zoneSets.map((z) => ({
+        zones: z.zones,
+        rules: z.rules,
+        tasks: z.tasks,
+        blocked_by: z.blockedBy,
+        state_reason: z.stateReason,
+        next_opening_iso: iso(z.nextOpening)
+      }))
+    }
+  }
+}
 
 /** A binary min-heap of numbers (slot free times). */
 class MinHeap {
@@ -245,7 +283,7 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
     orgId: OrgId,
     batchCallId: BatchCallId,
     options: PreviewOptions
-  ) => Effect.Effect<PreviewReport, BatchNotFound>
+  ) => Effect.Effect<StoredPreview, BatchNotFound>
 }>()("@svc/store/DispatchInspect") {
   /** @category layers */
   static readonly layer: Layer.Layer<DispatchInspect, never, SqlClient.SqlClient> = Layer.effect(
@@ -339,32 +377,6 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
         }
       )
 
-      /** The pending tasks per legal group, each group evaluated once at `at` (LegalHoursReport). */
-      const legalHoursReport = (
-        orgId: OrgId,
-        batchCallId: BatchCallId,
-        window: CanonicalCallTimeWindow | undefined,
-        at: number
-      ) =>
-        legalHoursOf(orgId, batchCallId, window, at).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.map((summary): LegalHoursReport => ({
-            policy_version: summary.policyVersion,
-            unconstrained: summary.unconstrained,
-            dialable_now: summary.dialableNow,
-            held_back: summary.heldBack,
-            never_within_horizon: summary.neverWithinHorizon,
-            zone_sets: summary.zoneSets.map((z) => ({
-              zones: z.zones,
-              rules: z.rules,
-              tasks: z.tasks,
-              blocked_by: z.blockedBy,
-              state_reason: z.stateReason,
-              next_opening_iso: iso(z.nextOpening)
-            }))
-          }))
-        )
-
       const preview = Effect.fn("DispatchInspect.preview")(
         function*(orgId: OrgId, batchCallId: BatchCallId, options: PreviewOptions) {
           const row = yield* batchRow(orgId, batchCallId)
@@ -386,7 +398,10 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
             LIMIT ${options.show}`.pipe(Effect.orDie)
           const pending = counts?.pending ?? 0
           const skipped = counts?.dnc ?? 0
-          const legalHours = yield* legalHoursReport(orgId, batchCallId, window, options.at)
+          // the pending tasks per legal group, explained by the caller at `as_of`
+          const legalHours = yield* legalHoursRowsOf(orgId, batchCallId, window, options.at).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
           const others = row.org_in_flight - row.batch_in_flight
           // the batch's own cap binds too (decision 0549)
           const slots = Math.min(
@@ -457,8 +472,8 @@ export class DispatchInspect extends Context.Service<DispatchInspect, {
               : slots === 0 && pending - skipped > 0
               ? "no free slot: concurrency_limit - reserved_concurrency - other calls in flight is 0"
               : null,
-            legal_hours: legalHours
-          } satisfies PreviewReport
+            legal_hours_rows: legalHours
+          } satisfies StoredPreview
         }
       )
 

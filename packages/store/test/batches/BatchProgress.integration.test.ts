@@ -1,4 +1,5 @@
 import { assert, layer } from "@effect/vitest"
+import { progressOf } from "@svc/domain/compliance/BatchProgressLegalHours.ts"
 import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Deferred, Effect, Fiber, Layer } from "effect"
@@ -128,7 +129,8 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
         INSERT INTO calls (org_id, call_id, batch_call_id, from_number, to_number, call_status, recorded_timestamp)
         VALUES ('org_c', 'call_t2', ${id}, '+14155550100', '+12125551002', 'registered', 0)`
       const repo = yield* BatchProgressRepo
-      const cancelled = yield* repo.cancel(ORG_C, id, 1_000)
+      // as cancel-batch-call answers it (the stored rows carry the instant they were read for)
+      const cancelled = progressOf(yield* repo.cancel(ORG_C, id, 1_000))
       assert.strictEqual(cancelled.status, "cancelled")
       assert.strictEqual(cancelled.cancelled_timestamp, 1_000)
       assert.isNull(cancelled.completed_timestamp)
@@ -137,7 +139,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       assert.deepStrictEqual(yield* states(id), ["completed", "dialling", "unknown", "cancelled", "cancelled"])
       assert.strictEqual(cancelled.calls_in_flight, 2)
       // again, later: nothing changes, not even the time
-      const again = yield* repo.cancel(ORG_C, id, 5_000)
+      const again = progressOf(yield* repo.cancel(ORG_C, id, 5_000))
       assert.deepStrictEqual(again, cancelled)
       // the call in flight is recorded as usual; the unknown task whose call was never placed goes to cancelled,
       // not back to pending
@@ -205,7 +207,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       assert.strictEqual(progress.calls_in_flight, 2)
 
       // 2. a dispatcher that saw the batch due before the cancel claims after it: nothing
-      const late = yield* dispatch.claim("org_r", [due!], {
+      const late = yield* dispatch.claim(ORG_R, [due!], {
         owner: "worker-b",
         now: 3_000,
         leaseMs: 30_000,
@@ -268,7 +270,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo legal hours", (it) => {
       // 20:30 EST (01:30Z, Wed 2 Dec): FL closed since 20:00 (opens 13:00Z), federal New York open until 21:00,
       // Honolulu at 15:30 open; London unconstrained
       const at = Date.parse("2026-12-02T01:30:00Z")
-      const legal = (yield* progress.get(orgId, batch, at)).legal_hours
+      const legal = progressOf(yield* progress.get(orgId, batch, at)).legal_hours
       assert.strictEqual(legal.policy_version, 0)
       assert.strictEqual(legal.unconstrained_tasks, 1)
       assert.strictEqual(legal.dialable_now_tasks, 2)
@@ -286,7 +288,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo legal hours", (it) => {
       assert.strictEqual(legal.zone_sets.find((z) => z.zones[0] === "Pacific/Honolulu")!.next_opening_timestamp, at)
       // a task no longer pending leaves the counts
       yield* sql`UPDATE batch_call_tasks SET state = 'completed' WHERE batch_call_id = ${batch} AND task_index = 0`
-      const after = (yield* progress.get(orgId, batch, at)).legal_hours
+      const after = progressOf(yield* progress.get(orgId, batch, at)).legal_hours
       assert.deepStrictEqual(after.held_back, [{ rule: "FL 08:00-20:00", tasks: 1 }])
       // the org's policy applies: a NY row 08:00-20:00 holds the New York task back too, under version 1
       const ny = {
@@ -296,7 +298,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo legal hours", (it) => {
       }
       yield* sql`INSERT INTO org_calling_policies (org_id, override, version, updated_timestamp)
                  VALUES (${orgId}, ${JSON.stringify({ rules: [ny] })}::jsonb, 1, 0)`
-      const strict = (yield* progress.get(orgId, batch, at)).legal_hours
+      const strict = progressOf(yield* progress.get(orgId, batch, at)).legal_hours
       assert.strictEqual(strict.policy_version, 1)
       assert.deepStrictEqual(strict.held_back, [
         { rule: "FL 08:00-20:00", tasks: 1 },
@@ -324,22 +326,22 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo legal hours", (it) => {
       yield* sql`UPDATE batch_call_tasks SET not_before = ${at + 3_600_000},
                    state_reason = 'attempt_cap: FL 3 per 24h until 2026-12-02T16:00:00Z'
                  WHERE batch_call_id = ${batch} AND task_index = 1`
-      const now = (yield* progress.get(orgId, batch, at)).legal_hours
+      const now = progressOf(yield* progress.get(orgId, batch, at)).legal_hours
       assert.strictEqual(now.unconstrained_tasks, 1)
       assert.strictEqual(now.dialable_now_tasks, 1)
       assert.deepStrictEqual(now.held_back, [{ rule: "attempt_cap", tasks: 1 }, { rule: "retry_spacing", tasks: 1 }])
       // the zone sets still count every pending task of their group
       assert.strictEqual(now.zone_sets.reduce((n, z) => n + z.pending_tasks, 0), 2)
       // the retry is due: only the cap holds a task back
-      const later = (yield* progress.get(orgId, batch, at + 600_000)).legal_hours
+      const later = progressOf(yield* progress.get(orgId, batch, at + 600_000)).legal_hours
       assert.deepStrictEqual(later.held_back, [{ rule: "attempt_cap", tasks: 1 }])
       assert.strictEqual(later.dialable_now_tasks, 1)
       // at the cap's end, the Miami task is dialable again
-      const free = (yield* progress.get(orgId, batch, at + 3_600_000)).legal_hours
+      const free = progressOf(yield* progress.get(orgId, batch, at + 3_600_000)).legal_hours
       assert.deepStrictEqual(free.held_back, [])
       assert.strictEqual(free.dialable_now_tasks, 2)
       // at night in Florida, the legal rule holds the capped task back, not the cap
-      const night = (yield* progress.get(orgId, batch, Date.parse("2026-12-03T01:30:00Z"))).legal_hours
+      const night = progressOf(yield* progress.get(orgId, batch, Date.parse("2026-12-03T01:30:00Z"))).legal_hours
       assert.deepStrictEqual(night.held_back, [{ rule: "FL 08:00-20:00", tasks: 1 }])
     }))
 })

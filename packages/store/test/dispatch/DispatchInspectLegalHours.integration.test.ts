@@ -1,10 +1,11 @@
 import { assert, layer } from "@effect/vitest"
+import { legalHoursOf } from "@svc/domain/compliance/LegalHoursReport.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
-import { DispatchInspect } from "../../src/dispatch/DispatchInspect.ts"
+import { DispatchInspect, previewReport, type StoredPreview } from "../../src/dispatch/DispatchInspect.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
 const ORG_LH = OrgId.make("org_lh")
@@ -15,6 +16,9 @@ const ORG_LH = OrgId.make("org_lh")
 const Layers = Layer.mergeAll(BatchCallsRepo.layer, DispatchInspect.layer).pipe(Layer.provideMerge(TestDatabase.layer))
 
 const at = (iso: string) => Date.parse(iso)
+
+/** The preview with its legal hours explained, as its caller (the admin command) does: dependency rule 3. */
+const explained = (stored: StoredPreview) => previewReport(stored, legalHoursOf(stored.legal_hours_rows))
 
 layer(Layers, { timeout: 60_000 })("DispatchInspect legal hours", (it) => {
   it.effect("reports per zone set the tasks, the binding rule and the next opening, and per rule the held back", () =>
@@ -35,7 +39,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect legal hours", (it) => {
         "+442071838750" // London: unconstrained
       ]
       const batch = yield* repo.create(
-        "org_lh",
+        ORG_LH,
         "key",
         Schema.decodeUnknownSync(CreateBatchCallRequest)({
           from_number: "+14155550100",
@@ -46,11 +50,13 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect legal hours", (it) => {
       const inspect = yield* DispatchInspect
       // Tuesday 2026-12-01 13:30Z: 08:30 in New York and Miami, 07:30 in Chicago and Regina, 06:30 in Phoenix,
       // 03:30 in Honolulu
-      const preview = yield* inspect.preview(ORG_LH, batch.batch_call_id, {
-        at: at("2026-12-01T13:30:00Z"),
-        callDurationMs: 120_000,
-        show: 0
-      })
+      const preview = explained(
+        yield* inspect.preview(ORG_LH, batch.batch_call_id, {
+          at: at("2026-12-01T13:30:00Z"),
+          callDurationMs: 120_000,
+          show: 0
+        })
+      )
       const report = preview.legal_hours
       assert.strictEqual(report.unconstrained, 1)
       assert.strictEqual(report.dialable_now, 3) // the two New York numbers and Miami
@@ -73,22 +79,26 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect legal hours", (it) => {
       assert.strictEqual(byZone["America/Phoenix US"]!.next_opening_iso, "2026-12-01T15:00:00.000Z")
 
       // 20:30 in Miami: FL 08:00-20:00 binds there, federal hours still allow New York
-      const evening = yield* inspect.preview(ORG_LH, batch.batch_call_id, {
-        at: at("2026-12-02T01:30:00Z"),
-        callDurationMs: 120_000,
-        show: 0
-      })
+      const evening = explained(
+        yield* inspect.preview(ORG_LH, batch.batch_call_id, {
+          at: at("2026-12-02T01:30:00Z"),
+          callDurationMs: 120_000,
+          show: 0
+        })
+      )
       assert.deepStrictEqual(
         evening.legal_hours.held_back.find((h) => h.rule === "FL 08:00-20:00"),
         { rule: "FL 08:00-20:00", tasks: 1 }
       )
       // a group with no pending task is not listed
       yield* sql`UPDATE batch_call_tasks SET state = 'completed' WHERE to_number = '+18085550100'`
-      const later = yield* inspect.preview(ORG_LH, batch.batch_call_id, {
-        at: at("2026-12-01T13:30:00Z"),
-        callDurationMs: 120_000,
-        show: 0
-      })
+      const later = explained(
+        yield* inspect.preview(ORG_LH, batch.batch_call_id, {
+          at: at("2026-12-01T13:30:00Z"),
+          callDurationMs: 120_000,
+          show: 0
+        })
+      )
       assert.isUndefined(later.legal_hours.zone_sets.find((z) => z.zones.includes("Pacific/Honolulu")))
       assert.deepStrictEqual(later.legal_hours.held_back, [{ rule: "US 08:00-21:00", tasks: 3 }])
     }))
