@@ -1,8 +1,8 @@
 /** Calls (POST /v3/list-calls): filter by status, batch, number and time range; cursor paged, newest first. */
 import { useState } from "preact/hooks"
 import type { Call, Page } from "../api/Types.ts"
-import { dateTime, duration, isoTime } from "../Format.ts"
 import { href } from "../Router.ts"
+import { timingColumns } from "../ui/CallColumns.tsx"
 import { useClient } from "../ui/ClientContext.ts"
 import { ErrorNote } from "../ui/Common.tsx"
 import { usePaged } from "../ui/Paged.ts"
@@ -62,24 +62,7 @@ export const CallsPage = (props: { readonly batchCallId?: string }) => {
       render: (c) => <span class={`badge ${c.call_status}`}>{c.call_status}</span>
     },
     { header: "To", width: "minmax(8rem, 1fr)", render: (c) => c.to_number ?? "" },
-    {
-      header: "Started",
-      width: "minmax(9rem, 1.4fr)",
-      optional: true,
-      render: (c) => <time dateTime={isoTime(c.start_timestamp)}>{dateTime(c.start_timestamp)}</time>
-    },
-    {
-      header: "Length",
-      width: "minmax(4rem, 0.6fr)",
-      optional: true,
-      render: (c) => c.duration_ms === undefined ? "" : duration(c.duration_ms)
-    },
-    {
-      header: "Ended because",
-      width: "minmax(8rem, 1.4fr)",
-      optional: true,
-      render: (c) => c.disconnection_reason ?? ""
-    },
+    ...timingColumns<Call>({ startedOptional: true }),
     {
       header: "Batch",
       width: "minmax(8rem, 1.4fr)",

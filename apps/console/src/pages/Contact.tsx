@@ -1,8 +1,9 @@
 /** One contact (GET /get-contact) and its conversations (GET /list-contact-conversations), newest first. */
 import { useEffect, useState } from "preact/hooks"
 import type { Contact, Conversation, Page } from "../api/Types.ts"
-import { count, dateTime, duration, isoTime } from "../Format.ts"
+import { count, dateTime } from "../Format.ts"
 import { href } from "../Router.ts"
+import { timingColumns } from "../ui/CallColumns.tsx"
 import { useClient } from "../ui/ClientContext.ts"
 import { ErrorNote, Fields, Json } from "../ui/Common.tsx"
 import { usePaged } from "../ui/Paged.ts"
@@ -33,23 +34,7 @@ export const ContactPage = (props: { readonly id: string }) => {
       width: "minmax(10rem, 2fr)",
       render: (c) => c.call_id === undefined ? c.chat_id ?? "" : <a href={href.call(c.call_id)}>{c.call_id}</a>
     },
-    {
-      header: "Started",
-      width: "minmax(9rem, 1.4fr)",
-      render: (c) => <time dateTime={isoTime(c.start_timestamp)}>{dateTime(c.start_timestamp)}</time>
-    },
-    {
-      header: "Length",
-      width: "minmax(4rem, 0.6fr)",
-      optional: true,
-      render: (c) => c.duration_ms === undefined ? "" : duration(c.duration_ms)
-    },
-    {
-      header: "Ended because",
-      width: "minmax(8rem, 1.2fr)",
-      optional: true,
-      render: (c) => c.disconnection_reason ?? ""
-    },
+    ...timingColumns<Conversation>({ startedOptional: false }),
     {
       header: "Summary",
       width: "minmax(10rem, 3fr)",
