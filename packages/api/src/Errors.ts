@@ -30,7 +30,7 @@ export class NotFound extends Schema.Error<NotFound>("NotFound")(fields, {
 
 /**
  * 409: the resource is in a state that does not allow the operation (svc extensions only, e.g. pausing a cancelled
- * batch: issue 31, decision 0549). No endpoint of the vendor's spec answers it: its clients retry a 409, which
+ * batch: decision 0549). No endpoint of the vendor's spec answers it: its clients retry a 409, which
  * create-batch-call's conflicts must not invite (they are 400s, design "never 408/409").
  * @category errors
  */

@@ -1,6 +1,6 @@
 /**
- * Where the API key lives: the tab's sessionStorage (issue 33: "the key kept in the tab's session storage, never in a
- * URL or a log"). It goes when the tab closes, and no other tab sees it.
+ * Where the API key lives: the tab's sessionStorage (decision 0800: "the key kept in the tab's session storage, never in
+ * a URL or a log"). It goes when the tab closes, and no other tab sees it.
  */
 const NAME = "svc.console.apiKey"
 

@@ -1,5 +1,5 @@
 /**
- * Batch tests (issue 32): a job opened by its id (the answer of POST /create-batch-test, or a CI log), and the jobs
+ * Batch tests (decision 0702): a job opened by its id (the answer of POST /create-batch-test, or a CI log), and the jobs
  * opened before in this tab. The public API lists batch-test jobs only per svc-llm or conversation flow
  * (GET /v2/list-batch-tests), and the jobs svc runs are custom-LLM ones, so there is no list of them to show
  * (docs/decisions/0800).

@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks"
 import type { BatchCall } from "../api/Types.ts"
 import { count, finishedTasks, percentDone } from "../Format.ts"
 
-/** An error of the API, with its message as the API wrote it (issue 33). */
+/** An error of the API, with its message as the API wrote it (decision 0800). */
 export const ErrorNote = (props: { readonly error: string | undefined }) =>
   props.error === undefined ? null : (
     <p class="error" role="alert">

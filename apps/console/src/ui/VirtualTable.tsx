@@ -1,6 +1,6 @@
 /**
- * A long table that renders only the rows in view (a 100,000-task batch, a million contacts: issue 33 asks for
- * virtualised tables), on TanStack Virtual's headless core (docs/decisions/0800). Rows have one fixed height, so the
+ * A long table that renders only the rows in view (a 100,000-task batch, a million contacts: long tables are
+ * virtualised), on TanStack Virtual's headless core (docs/decisions/0800). Rows have one fixed height, so the
  * scroll height is exact without measuring. The API pages with cursors, so rows are appended as the user scrolls near
  * the end (`loadMore`): a page is fetched only when it is about to be seen.
  *

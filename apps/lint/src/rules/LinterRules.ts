@@ -76,7 +76,7 @@ export const linterRules: ReadonlyArray<LinterRule> = [
     title: "Batch call window never legal at the called parties",
     summary: "A create-batch-call body whose call_time_window (read in its own time zone; none = any time) never " +
       "holds an instant that is legal for some of its tasks within 366 days of --as-of: legal in every candidate " +
-      "time zone of the task's number under the federal rule and the rule of its area-code state (issue 15; " +
+      "time zone of the task's number under the federal rule and the rule of its area-code state (" +
       "the same zones, rules and grouping as create-batch-call and dispatch). Those tasks would wait forever. " +
       "The message names the window, the zones, the rules, the task indexes and, when one rule in one zone alone " +
       "rules the window out, that rule. Widen or move the window, or split the batch by region.",

@@ -1,5 +1,5 @@
 /**
- * Batches by status, as gauges (issue 31 item 8: "metrics ... paused batches"): `svc_batch_calls{status}` for
+ * Batches by status, as gauges (docs/operations.md: paused batches are watched beside running ones, decision 0549): `svc_batch_calls{status}` for
  * `scheduled`, `in_progress` and `paused`, all orgs, sampled every `everyMs`. Each worker samples the same totals (a
  * dashboard takes any one, or the max); three index-only counts a sample (BatchProgressRepo.openCounts).
  */

@@ -1,5 +1,5 @@
 /**
- * History retention (issue 30 item 4; decision 0442): every `everyMs` of Effect's clock a worker maintains the time
+ * History retention (decision 0442): every `everyMs` of Effect's clock a worker maintains the time
  * partitions of `calls` (`HistoryPartitions.maintain`): the months ahead exist, and with `SVC_RETENTION_CALLS_DAYS`
  * set, the months that ended that long ago are dropped whole. Without a retention it does nothing.
  *

@@ -1,5 +1,5 @@
 /**
- * Settings of history retention (issue 30 item 4; decision 0442), from the environment; docs/operations.md lists
+ * Settings of history retention (decision 0442), from the environment; docs/operations.md lists
  * them. Unset, everything is kept (and `calls` is not partitioned by time at all).
  */
 import { Config, Effect, Option, Schema } from "effect"

@@ -1,5 +1,5 @@
 /**
- * `POST /list-webhook-deliveries` (svc extension, issue 33): the org's deliveries, failing first, from the outbox
+ * `POST /list-webhook-deliveries` (svc extension, decision 0800): the org's deliveries, failing first, from the outbox
  * (packages/store/src/webhooks/WebhookDeliveryList.ts). A refused `pagination_key` is a 400 naming why.
  */
 import { Api } from "@svc/api/Api.ts"

@@ -1,5 +1,5 @@
 /**
- * `GET /console`: the svc console (issue 33, docs/decisions/0800), a single page that talks to this server's public
+ * `GET /console`: the svc console (docs/decisions/0800), a single page that talks to this server's public
  * API with the user's API key. Served like /docs: no API key to load the page (the page asks for one and sends it
  * only to the API), from files built from the repository (ConsoleAssets.ts), never from a CDN.
  *

@@ -88,7 +88,7 @@ export const routerConfig = InputRules.routerConfig
 export const routes = Layer.mergeAll(
   ApiRoutes,
   HttpApiScalar.layer(Api, { path: "/docs" }),
-  // the console page (issue 33): static files; the page itself calls the API above with the user's key
+  // the console page (decision 0800): static files; the page itself calls the API above with the user's key
   Console.layer,
   Health.layer,
   // carrier-facing, outside the API key check: Twilio signs its callbacks instead (decision 0606)

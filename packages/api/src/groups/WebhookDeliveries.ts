@@ -1,5 +1,5 @@
 /**
- * `POST /list-webhook-deliveries`: the org's webhook deliveries and each one's attempts (an svc extension, issue 33:
+ * `POST /list-webhook-deliveries`: the org's webhook deliveries and each one's attempts (an svc extension, decision 0800:
  * the console shows them; until then only `admin webhook-deliveries` did). Marked `x-svc-extension: true` in the
  * OpenAPI document (tag `webhookDeliveries`). The request follows the vendor's list conventions as list-batch-calls
  * does (decision 0548): `limit`, `pagination_key`, `filter_criteria` with `{type: "enum", value: [...]}` members; a

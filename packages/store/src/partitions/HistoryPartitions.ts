@@ -1,5 +1,5 @@
 /**
- * Time partitions of the history tables and their retention (issue 30 item 4; decision 0442). `calls` is partitioned
+ * Time partitions of the history tables and their retention (decision 0442). `calls` is partitioned
  * by `recorded_timestamp` (migration 0035): its DEFAULT partition, `calls_legacy`, is the table as it was before the
  * upgrade, and one partition per calendar month (UTC) holds the calls recorded in it, once a retention is set.
  *

@@ -1,5 +1,5 @@
 /**
- * The org's webhook deliveries for `POST /list-webhook-deliveries` (an svc extension, issue 33; docs/api.md), read
+ * The org's webhook deliveries for `POST /list-webhook-deliveries` (an svc extension, decision 0800; docs/api.md), read
  * from the outbox (`webhook_events`, decisions 0520 and 0524): each event with its state, its last attempts (the row
  * keeps the newest 10, `history`), and the time of its next attempt while it is retried.
  *
