@@ -14,6 +14,8 @@ export default {
     "packages/domain/src/compliance/LegalGroups.ts",
     "packages/domain/src/compliance/LegalHoursPreview.ts",
     "packages/domain/src/compliance/EffectivePolicy.ts",
+    "packages/domain/src/compliance/LegalHoursReport.ts",
+    "packages/domain/src/compliance/BatchProgressLegalHours.ts",
     "packages/domain/src/CallWindow.ts",
     "packages/domain/src/CallWindow/*.ts",
     "packages/domain/src/Pagination.ts",
