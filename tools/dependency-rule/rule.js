@@ -163,8 +163,9 @@ export const typeOnlyPending = [
   {
     file: "packages/store/src/batches/TaskPreparer.ts",
     spec: "@svc/domain/compliance/LegalGroups.ts",
-    moves: "the LegalGrouper to the create's callers (a grouper passed in CreateOptions, fed the contacts' locations " +
-      "the create reads in its transaction)"
+    moves: "the default LegalGrouper of a create given none: the server's handler and the store's fixtures pass " +
+      "theirs (CreateOptions.legalGrouper, fed the contacts' locations the create reads in its transaction); once " +
+      "tools/bench's creates pass one too, the option becomes required and the default goes"
   }
 ]
 

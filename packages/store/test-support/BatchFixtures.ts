@@ -2,6 +2,7 @@
  * An org that owns the test's from-number, and batches of it created through BatchCallsRepo (the create-batch-call
  * path), for the store's batch tests.
  */
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Schema } from "effect"
@@ -31,7 +32,8 @@ export const createBatch = (orgId: OrgId, tasks: number, extra: Record<string, u
         tasks: Array.from({ length: tasks }, (_, i) => ({ to_number: `+1212555${String(1000 + i)}` })),
         ...extra
       }),
-      { maxTasks: 100_000 }
+      // the legal grouping is the caller's (dependency rule 3), as the server's create-batch-call handler gives it
+      { maxTasks: 100_000, legalGrouper: () => new LegalGrouper() }
     ).pipe(Effect.orDie)
     return batch.batch_call_id
   })

@@ -11,6 +11,7 @@
 import { Api } from "@svc/api/Api.ts"
 import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { badRequest, notFound } from "@svc/api/Errors.ts"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { Config, Effect } from "effect"
@@ -61,7 +62,10 @@ export const layer = HttpApiBuilder.group(
         return yield* repo.createFrom(OrgId.make(orgId), apiKeyId, { tasks: body.source.tasks, head }, {
           idempotencyKey,
           retryCount: Number.isInteger(retries) && retries > 0 ? retries : 0,
-          maxTasks
+          maxTasks,
+          // the tasks' legal groups are the domain's decision, run here and fed by the create (dependency rule 3)
+          legalGrouper: () =>
+            new LegalGrouper()
         }).pipe(
           Effect.ensuring(Effect.suspend(() =>
             budget.release(body.taken())

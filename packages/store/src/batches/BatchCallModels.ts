@@ -2,6 +2,7 @@
  * Batch calls and their tasks as the store keeps them (migrations/0004_batch_calls.ts, decision 0302), and a
  * create-batch-call request as it arrives.
  */
+import type { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import type { BatchCall, CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import type { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import { type Effect, Schema, type Stream } from "effect"
@@ -53,7 +54,22 @@ export interface CreateOptions {
   readonly retryCount?: number | undefined
   /** Maximum tasks per batch (configuration; design default 100,000). */
   readonly maxTasks: number
+  /**
+   * A new grouper of this create's tasks into legal groups (decision 0623), made once per create: the caller's
+   * compliance decision (the domain's `LegalGrouper`), which the create feeds each task's number and its contact's
+   * location fields as it reads them in its transaction (dependency rule 3). Without one the create makes its own
+   * `LegalGrouper`: only tools/bench's creates still rely on that (`typeOnlyPending` in
+   * tools/dependency-rule/rule.js), and it goes once they pass theirs.
+   */
+  readonly legalGrouper?: (() => TaskGrouper) | undefined
 }
+
+/**
+ * What the create asks of a legal grouper: a task's group (null: unconstrained) and the groups assigned so far.
+ *
+ * @category models
+ */
+export type TaskGrouper = Pick<LegalGrouper, "assign" | "groups">
 
 /**
  * The fields of a create-batch-call request other than its tasks.

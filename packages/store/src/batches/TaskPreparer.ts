@@ -7,7 +7,7 @@ import type { ContactLocation } from "@svc/domain/compliance/RecipientZones.ts"
 import type { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import * as crypto from "node:crypto"
 import { TooManyTasks, UnstorableText } from "./BatchCallErrors.ts"
-import type { CreateBatchCallHead } from "./BatchCallModels.ts"
+import type { CreateBatchCallHead, TaskGrouper } from "./BatchCallModels.ts"
 import { canonical, canonicalJson, hasUnstorable } from "./CanonicalJson.ts"
 
 /** Column arrays of the tasks insert, in task order; `null` where a task has no value. */
@@ -72,11 +72,15 @@ export class TaskPreparer {
   private readonly seenAgents = new Set<string>()
   private readonly hash = crypto.createHash("sha256").update("create-batch-call v2\n")
   private readonly maxTasks: number
-  /** Legal groups of the batch's tasks, assigned in task order (decision 0623). */
-  readonly legal = new LegalGrouper()
+  /**
+   * Legal groups of the batch's tasks, assigned in task order (decision 0623) by the create's caller's grouper
+   * (`CreateOptions.legalGrouper`); a new `LegalGrouper` of the store's own only for callers that give none yet.
+   */
+  readonly legal: TaskGrouper
 
-  constructor(maxTasks: number) {
+  constructor(maxTasks: number, legal: TaskGrouper = new LegalGrouper()) {
     this.maxTasks = maxTasks
+    this.legal = legal
   }
 
   /** The chunk's columns and the index of its first task, or `undefined` once the request is refused. */

@@ -1,4 +1,6 @@
 import { assert, layer } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
+import type { ContactLocation } from "@svc/domain/compliance/RecipientZones.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema, Stream } from "effect"
@@ -170,5 +172,59 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo legal groups", (it) => {
       ])
       // the 624 number without a contact: every zone of the two countries
       assert.isTrue(groups[3]!.zones.length > 10)
+    }))
+
+  it.effect("groups with the caller's grouper, a new one per create, fed each number and its contact's location", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(NOW)
+      const repo = yield* BatchCallsRepo
+      const sql = yield* SqlClient.SqlClient
+      const orgId = yield* seedOrg
+      yield* sql`INSERT INTO contacts (org_id, contact_id, phone_number, custom_fields, created_timestamp,
+                   user_modified_timestamp, search_text)
+                 VALUES (${orgId}, 'c1', '+12125550100', '{"state":"FL","tier":"gold"}'::jsonb, 0, 0, '')`
+      // the caller's grouper (dependency rule 3): here the domain's, recording what the create gives it
+      const made: Array<Array<readonly [string, ContactLocation | undefined]>> = []
+      const legalGrouper = () => {
+        const grouper = new LegalGrouper()
+        const seen: Array<readonly [string, ContactLocation | undefined]> = []
+        made.push(seen)
+        return {
+          assign: (toNumber: string, contact?: ContactLocation) => {
+            seen.push([toNumber, contact])
+            return grouper.assign(toNumber, contact)
+          },
+          get groups() {
+            return grouper.groups
+          }
+        }
+      }
+      const { tasks, ...head } = decodeRequest({
+        from_number: FROM,
+        tasks: ["+12125550100", "+442071838750", "+13055550100"].map((to_number) => ({ to_number }))
+      })
+      const batch = yield* repo.createFrom(orgId, "key_1", {
+        tasks: Stream.make(tasks.slice(0, 2), tasks.slice(2)),
+        head: Effect.succeed(head)
+      }, { maxTasks: 100, legalGrouper })
+      assert.deepStrictEqual(made, [[
+        ["+12125550100", { state: "FL" }],
+        ["+442071838750", undefined],
+        ["+13055550100", undefined]
+      ]])
+      assert.deepStrictEqual((yield* tasksOf(batch.batch_call_id)).map((t) => t.legal_group), [0, null, 1])
+      assert.deepStrictEqual((yield* groupsOf(batch.batch_call_id)).map((g) => [g.legal_group, g.zones, g.rule_ids]), [
+        [0, ["America/New_York"], ["US", "NY", "FL"]],
+        [1, ["America/New_York"], ["US", "FL"]]
+      ])
+      // another create, another grouper: its groups are numbered from 0 again
+      const again = yield* repo.create(
+        orgId,
+        "key_2",
+        decodeRequest({ from_number: FROM, tasks: [{ to_number: "+13055550100" }] }),
+        { maxTasks: 100, legalGrouper }
+      )
+      assert.strictEqual(made.length, 2)
+      assert.deepStrictEqual((yield* tasksOf(again.batch_call_id)).map((t) => t.legal_group), [0])
     }))
 })
