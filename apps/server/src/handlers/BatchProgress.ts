@@ -54,7 +54,7 @@ export const layer = HttpApiBuilder.group(
             Effect.catchTag("BatchCallNotFound", missing),
             Effect.catchTag("BatchCallNotRunning", finished)
           )
-          // operators follow campaign control in the logs (issue 31 item 8); the route's request counter counts them
+          // operators follow campaign control in the logs (decision 0549); the route's request counter counts them
           yield* Effect.logInfo("batch call paused").pipe(
             Effect.annotateLogs({ org_id: orgId, batch_call_id: params.batch_call_id, status: progress.status })
           )
@@ -69,7 +69,7 @@ export const layer = HttpApiBuilder.group(
             Effect.catchTag("BatchCallNotFound", missing),
             Effect.catchTag("BatchCallNotRunning", finished)
           )
-          // operators follow campaign control in the logs (issue 31 item 8); the route's request counter counts them
+          // operators follow campaign control in the logs (decision 0549); the route's request counter counts them
           yield* Effect.logInfo("batch call resumed").pipe(
             Effect.annotateLogs({ org_id: orgId, batch_call_id: params.batch_call_id, status: progress.status })
           )
