@@ -16,6 +16,7 @@
 // Prints µs per task of each statement (medians of the rounds) and of PostgreSQL's execution as
 // pg_stat_statements sees it, and the share of HOT updates of calls.
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
@@ -117,7 +118,7 @@ const roundOf = (name: string) =>
   runtimes[name]!.runPromise(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const calls = yield* CallsRepo
-    const orgId = `org_lifecycle_${++serial}`
+    const orgId = OrgId.make(`org_lifecycle_${++serial}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                VALUES (${orgId}, 'lifecycle probe', 100000, 0)`
     yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, ${FROM}, 0)`

@@ -17,6 +17,7 @@
 // over the rounds. Embedded PostgreSQL with svc's own settings (npm start's) in a temporary directory, removed at the
 // end. Prints a Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
@@ -113,7 +114,7 @@ const loadList = (org: string) =>
   })
 
 /** A fresh batch of the org's, drained by claims: the time spent in the claims, and what they did. */
-const drain = (orgId: string) =>
+const drain = (orgId: OrgId) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const batches = yield* BatchCallsRepo
@@ -156,9 +157,9 @@ const drain = (orgId: string) =>
   })
 
 const SIDES = [
-  { name: "no list", db: plainDb, org: "org_plain" },
-  { name: "10M list", db: listedDb, org: "org_listed" },
-  { name: "no list, beside a 10M list", db: listedDb, org: "org_beside" }
+  { name: "no list", db: plainDb, org: OrgId.make("org_plain") },
+  { name: "10M list", db: listedDb, org: OrgId.make("org_listed") },
+  { name: "no list, beside a 10M list", db: listedDb, org: OrgId.make("org_beside") }
 ] as const
 
 const main = async () => {

@@ -14,6 +14,7 @@
 // so background load on a shared machine hits both alike. The bare path runs exactly the statements the
 // repository runs (ContactsQuery), prepared where the repository prepares, unnamed where it does not. Prints a
 // Markdown table of medians and ratios; the exit code is 0 either way (a loaded machine is not a regression).
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { ListContactsBody, type ListContactsRequest } from "@svc/domain/models/ListContacts.ts"
 import * as ContactSeed from "@svc/store/contacts/ContactSeed.ts"
 import * as ContactsQuery from "@svc/store/contacts/ContactsQuery.ts"
@@ -32,7 +33,7 @@ import pg from "pg"
 const scale = Number(process.env["CONTACTS_BENCH_SCALE"] ?? 1)
 const BIG = Math.round(1_000_000 * scale)
 const OTHER_ORGS = 100
-const ORG = "org-a"
+const ORG = OrgId.make("org-a")
 
 const SETTINGS: Record<string, string> = {
   shared_buffers: "2GB",

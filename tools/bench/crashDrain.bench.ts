@@ -18,6 +18,7 @@
 // `--kill-after`: tasks finished before the kill. Runs on DATABASE_URL when set, else on an embedded PostgreSQL in a
 // temporary directory. Prints a Markdown table of medians.
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import { Effect, Layer, ManagedRuntime, Redacted, References, Schema } from "effect"
@@ -54,7 +55,7 @@ let serial = 0
 const seedBatch = () =>
   run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgId = `org_crash_drain_${process.pid}_${++serial}`
+    const orgId = OrgId.make(`org_crash_drain_${process.pid}_${++serial}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                VALUES (${orgId}, 'crash drain', ${concurrency}, 0)`
     yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, ${FROM}, 0)`

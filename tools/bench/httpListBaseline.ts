@@ -5,13 +5,16 @@
 // no Effect: what PostgreSQL plus Node can do at best on this machine.
 //
 //   node tools/bench/httpListBaseline.ts <port> <database url> <org id>
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { ListContactsRequest } from "@svc/domain/models/ListContacts.ts"
 import * as ContactsQuery from "@svc/store/contacts/ContactsQuery.ts"
 import * as http from "node:http"
 import pg from "pg"
 
-const [portArg, url, orgId] = process.argv.slice(2)
-if (portArg === undefined || url === undefined || orgId === undefined) throw new Error("usage: <port> <url> <org>")
+const [portArg, url, orgArg] = process.argv.slice(2)
+if (portArg === undefined || url === undefined || orgArg === undefined) throw new Error("usage: <port> <url> <org>")
+// the org the parent bench created and passed on: trusted, so branded here
+const orgId = OrgId.make(orgArg)
 
 const statement = ContactsQuery.pageStatement(
   orgId,

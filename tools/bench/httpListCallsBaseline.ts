@@ -6,13 +6,16 @@
 //
 //   node tools/bench/httpListCallsBaseline.ts <port> <database url> <org id>
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import * as CallsApi from "@svc/store/calls/CallsApiRepo.ts"
 import { Schema } from "effect"
 import * as http from "node:http"
 import pg from "pg"
 
-const [portArg, url, orgId] = process.argv.slice(2)
-if (portArg === undefined || url === undefined || orgId === undefined) throw new Error("usage: <port> <url> <org>")
+const [portArg, url, orgArg] = process.argv.slice(2)
+if (portArg === undefined || url === undefined || orgArg === undefined) throw new Error("usage: <port> <url> <org>")
+// the org the parent bench created and passed on: trusted, so branded here
+const orgId = OrgId.make(orgArg)
 
 const decode = Schema.decodeUnknownSync(ListCallsBody)
 const pool = new pg.Pool({ connectionString: url, max: 4 })

@@ -8,6 +8,7 @@
 //   node tools/bench/httpListCallsEffectFloor.ts <port> <database url> <org id>
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import * as CallsApi from "@svc/store/calls/CallsApiRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import { Effect, Layer, Redacted, Schema } from "effect"
@@ -15,8 +16,10 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 
-const [portArg, url, orgId] = process.argv.slice(2)
-if (portArg === undefined || url === undefined || orgId === undefined) throw new Error("usage: <port> <url> <org>")
+const [portArg, url, orgArg] = process.argv.slice(2)
+if (portArg === undefined || url === undefined || orgArg === undefined) throw new Error("usage: <port> <url> <org>")
+// the org the parent bench created and passed on: trusted, so branded here
+const orgId = OrgId.make(orgArg)
 
 const decode = Schema.decodeUnknownSync(ListCallsBody)
 

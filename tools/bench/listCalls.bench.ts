@@ -20,6 +20,7 @@
 // "HTTP floor" rows put the fixed stack alone (tools/bench/httpListCallsEffectFloor.ts) against the same bare server.
 // LISTCALLS_BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles svc's process (summary: cpuProfileSummary.ts).
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import * as CallsApi from "@svc/store/calls/CallsApiRepo.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
 import * as Database from "@svc/store/db/Database.ts"
@@ -40,7 +41,7 @@ const REPS = Number(process.env["LISTCALLS_BENCH_REPS"] ?? 60)
 const BIG = Math.round(1_000_000 * scale)
 const OTHER_ORGS = 20
 const OTHER = Math.round(10_000 * scale)
-const ORG = "org-a"
+const ORG = OrgId.make("org-a")
 const NOW = 1_800_000_000_000
 const LIMIT = 100
 

@@ -3,24 +3,27 @@
 //
 //   node tools/bench/partitions.bench.ts [--rounds=7] [--reps=15] [--calls=1000000] [--tasks=2000] [--drop=10000000]
 //
-// One embedded PostgreSQL (the list-calls bench's settings), three databases:
+// One embedded PostgreSQL (the list-calls bench's settings), four databases:
 // - before: migrations up to 0034 and today's functions: `calls` one plain table (the release before 0035);
+// - single: every migration and no retention (the default): `calls` partitioned, its one partition the DEFAULT one;
 // - parted: every migration; calls' month partitions maintained as the scheduler does with SVC_RETENTION_CALLS_DAYS=90
 //   (the DEFAULT partition, empty here, and six months: three of history, the current one, two ahead);
 // - drop: every migration, one month partition holding `drop` calls (seeded by generate_series into the partition
 //   before it is attached, not through the API), dropped by `HistoryPartitions.maintain` when it passes the retention.
-// before and parted hold the same `calls` calls of org-a over 90 days (one every 90 days / calls, dialled-looking:
+// before, single and parted hold the same `calls` calls of org-a over 90 days (one every 90 days / calls, dialled-looking:
 // sort_timestamp = recorded_timestamp) plus 20 orgs of 10,000.
 //
 // Each round, in alternating order: the list-calls requests through `CallsApiRepo.list` (`reps` times each, on a pool
 // with named statements as `DATABASE_POOL_MODE=session` runs, and on one with unnamed statements as behind a
 // transaction pooler, where each statement is planned every time), and a batch of `tasks` tasks drained through
 // `DispatchRepo.claim` (100 a claim) and finished through `CallsRepo.recordFinished` (100 a statement), on each side.
-// Medians over the rounds of the per-round medians; ratios parted / before, also as the median of the rounds' own
-// ratios. Prints Markdown; exit code 0 either way (a loaded machine is not a regression).
+// Medians over the rounds of the per-round medians; ratios single / before and parted / before, also as the median
+// of the rounds' own ratios. While retention drops the month, a reader of `calls` (another connection, one indexed
+// row of another org every 2 ms) records its longest wait: what the drop costs everyone else. Prints Markdown; exit code 0 either way (a loaded machine is not a regression).
 import * as Outcome from "@svc/domain/dispatch/Outcome.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { CallsApiRepo, listStatements } from "@svc/store/calls/CallsApiRepo.ts"
 import { CallsRepo, type FinishedTask } from "@svc/store/calls/CallsRepo.ts"
@@ -31,7 +34,7 @@ import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import * as Migrations from "@svc/store/db/Migrations.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { CALLS, HistoryPartitions, monthName } from "@svc/store/partitions/HistoryPartitions.ts"
-import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
+import { Effect, Exit, Fiber, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Migrator from "effect/sql/Migrator"
 import { execFileSync } from "node:child_process"
@@ -47,7 +50,7 @@ const TASKS = argument("tasks", 2_000)
 const DROP = argument("drop", 10_000_000)
 const OTHER_ORGS = 20
 const OTHER = 10_000
-const ORG = "org-a"
+const ORG = OrgId.make("org-a")
 const DAY = 86_400_000
 const RETENTION = 90 * DAY
 /** The bench's present: 15 March 2027 (claims register their calls at this time). */
@@ -89,7 +92,9 @@ const urlOf = (database: string) => {
   parsed.pathname = `/${database}`
   return Redacted.make(parsed.toString())
 }
-for (const name of ["parted", "drop"]) await Effect.runPromise(DatabaseAdmin.ensureDatabase(server.adminUrl, name))
+for (const name of ["single", "parted", "drop"]) {
+  await Effect.runPromise(DatabaseAdmin.ensureDatabase(server.adminUrl, name))
+}
 
 /** Runs `effect` once on a short-lived pool of `database`. */
 const once = <A, E>(database: string, effect: Effect.Effect<A, E, SqlClient.SqlClient | HistoryPartitions>) =>
@@ -115,7 +120,7 @@ await once(
     for (const fn of yield* Migrations.functions) yield* Migrations.createFunction(fn.name)
   })
 )
-for (const name of ["parted", "drop"]) await once(name, Migrations.run)
+for (const name of ["single", "parted", "drop"]) await once(name, Migrations.run)
 // parted: maintained as from a month before the history, so its months exist when the calls are recorded; then as
 // of NOW with the 90-day retention (nothing to drop yet: the oldest month ends after NOW - 90 days)
 await once(
@@ -163,7 +168,7 @@ const seedCalls = (org: string, n: number, seed: number) =>
   }).pipe(Effect.orDie)
 
 const seedStarted = performance.now()
-for (const name of ["before", "parted"]) {
+for (const name of ["before", "single", "parted"]) {
   await once(
     name,
     Effect.gen(function*() {
@@ -198,10 +203,18 @@ const runtimeOf = (database: string, poolMode: Database.PoolMode) =>
       Layer.provideMerge(Database.layerFromUrl(urlOf(database), { migrate: false, maxConnections: 4, poolMode }))
     )
   )
-const SIDES = ["before", "parted"] as const
+const SIDES = ["before", "single", "parted"] as const
 const runtimes = {
-  session: { before: runtimeOf("before", "session"), parted: runtimeOf("parted", "session") },
-  unnamed: { before: runtimeOf("before", "transaction"), parted: runtimeOf("parted", "transaction") }
+  session: {
+    before: runtimeOf("before", "session"),
+    single: runtimeOf("single", "session"),
+    parted: runtimeOf("parted", "session")
+  },
+  unnamed: {
+    before: runtimeOf("before", "transaction"),
+    single: runtimeOf("single", "transaction"),
+    parted: runtimeOf("parted", "transaction")
+  }
 }
 
 /** A cursor deep in org-a's list: the key page 50 hands out, read once on each side. */
@@ -215,7 +228,7 @@ const deepKey = async (side: typeof SIDES[number]) =>
     }
     return key!
   }))
-const deep = { before: await deepKey("before"), parted: await deepKey("parted") }
+const deep = { before: await deepKey("before"), single: await deepKey("single"), parted: await deepKey("parted") }
 
 const LISTS: ReadonlyArray<{ readonly label: string; readonly body: (side: typeof SIDES[number]) => unknown }> = [
   { label: "first page, newest first", body: () => ({ limit: 100 }) },
@@ -338,10 +351,10 @@ for (const list of LISTS) {
   plans.push(`${list.label}: ${await planOf(list.body("parted"))}`)
 }
 
-type Series = Record<string, { before: Array<number>; parted: Array<number> }>
+type Series = Record<string, Record<typeof SIDES[number], Array<number>>>
 const series: Series = {}
 const add = (label: string, side: typeof SIDES[number], value: number) => {
-  series[label] ??= { before: [], parted: [] }
+  series[label] ??= { before: [], single: [], parted: [] }
   series[label][side].push(value)
 }
 
@@ -401,6 +414,25 @@ const dropResult = await once(
     // one round with the months ahead made and nothing old enough, then the round a day later that drops the month
     const lastDay = next + RETENTION - DAY
     yield* partitions.maintain(CALLS, lastDay, { retentionMs: RETENTION, aheadMonths: 2, lockTimeoutMs: 2_000 })
+    // the reader: another org's calls by its list index, on the pool's other connection, until the drop is done
+    yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES ('reader', 'reader', 1, 0)`
+    yield* sql`
+      INSERT INTO calls (org_id, call_id, task_id, batch_call_id, from_number, to_number, agent_id, agent_version,
+        call_status, outcome, disconnection_reason, start_timestamp, end_timestamp, duration_ms, analysis,
+        recorded_timestamp, registered_timestamp)
+      VALUES ('reader', 'call_reader', 1, 'batch_reader', '+16505550000', '+14155550000', 'agent_0', 1, 'ended',
+        'answered', 'user_hangup', ${next}, ${next + 60_000}, 60000, '{}'::jsonb, ${next}, ${next})`
+    let dropping = true
+    const waits: Array<number> = []
+    const reader = yield* Effect.forkChild(Effect.gen(function*() {
+      while (dropping) {
+        const at = performance.now()
+        yield* sql`SELECT call_id FROM calls WHERE org_id = 'reader' ORDER BY sort_timestamp DESC LIMIT 1`
+        waits.push(performance.now() - at)
+        yield* Effect.sleep("2 millis")
+      }
+    }))
+    yield* Effect.sleep("100 millis")
     const started = performance.now()
     const result = yield* partitions.maintain(CALLS, lastDay + DAY, {
       retentionMs: RETENTION,
@@ -408,6 +440,9 @@ const dropResult = await once(
       lockTimeoutMs: 2_000
     })
     const dropMs = performance.now() - started
+    yield* Effect.sleep("100 millis")
+    dropping = false
+    yield* Fiber.join(reader)
     const [left] = yield* sql<{ rows: string }>`SELECT count(*)::text AS rows FROM calls`
     return {
       name,
@@ -415,6 +450,9 @@ const dropResult = await once(
       rows: Number(size!.rows),
       bytes: Number(size!.bytes),
       dropMs,
+      readerMaxMs: Math.max(...waits),
+      readerMedianMs: median(waits),
+      reads: waits.length,
       result,
       left: Number(left!.rows)
     }
@@ -435,18 +473,24 @@ const lines = [
     loadAtStart.map((l) => l.toFixed(1)).join(" ")
   } -> ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`,
   "",
-  "| path | before (one table), median ms | parted, median ms | ratio of medians | median of rounds' ratios | goal |",
-  "| --- | ---: | ---: | ---: | ---: | --- |"
+  `| path | before (one table), median ms | single (no retention), median ms | single / before: ratio of medians, ` +
+  `median of rounds' ratios | parted (90 days), median ms | parted / before: ratio of medians, median of ` +
+  `rounds' ratios |`,
+  "| --- | ---: | ---: | ---: | ---: | ---: |"
 ]
+/** "1.012x, 1.020x (met)" against the goal. */
+const ratios = (side: ReadonlyArray<number>, before: ReadonlyArray<number>) => {
+  const ofMedians = median(side) / median(before)
+  const paired = median(side.map((v, i) => v / before[i]!))
+  return `${ofMedians.toFixed(3)}x, ${paired.toFixed(3)}x (${
+    ofMedians <= GOAL && paired <= GOAL ? "met" : "**missed**"
+  } <= ${GOAL}x)`
+}
 for (const [label, s] of Object.entries(series)) {
-  const b = median(s.before)
-  const p = median(s.parted)
-  const paired = median(s.parted.map((v, i) => v / s.before[i]!))
-  const met = p / b <= GOAL && paired <= GOAL
   lines.push(
-    `| ${label} | ${fmt(b)} | ${fmt(p)} | ${(p / b).toFixed(3)}x | ${paired.toFixed(3)}x | ${
-      met ? "met" : "**missed**"
-    } (<= ${GOAL}x) |`
+    `| ${label} | ${fmt(median(s.before))} | ${fmt(median(s.single))} | ${ratios(s.single, s.before)} | ${
+      fmt(median(s.parted))
+    } | ${ratios(s.parted, s.before)} |`
   )
 }
 lines.push("", "Plans on parted (unnamed statements, first pages):", "", ...plans.map((p) => `- ${p}`))
@@ -457,7 +501,9 @@ lines.push(
   } GiB with its indexes; loaded, indexed and attached in ${(dropResult.loadMs / 1000).toFixed(0)} s) through ` +
     `HistoryPartitions.maintain: **${(dropResult.dropMs / 1000).toFixed(3)} s** (goal < 1 s: ${
       dropResult.dropMs < 1000 ? "met" : "**missed**"
-    }); dropped ${JSON.stringify(dropResult.result.dropped)}, calls left ${dropResult.left}.`
+    }); dropped ${JSON.stringify(dropResult.result.dropped)}, calls left ${dropResult.left}. A reader of ` +
+    `\`calls\` meanwhile (${dropResult.reads} reads): longest wait **${dropResult.readerMaxMs.toFixed(1)} ms**, ` +
+    `median ${dropResult.readerMedianMs.toFixed(2)} ms.`
 )
 process.stdout.write(`${lines.join("\n")}\n`)
 

@@ -22,6 +22,7 @@
 import { constraintOf } from "@svc/domain/compliance/LegalGroups.ts"
 import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import * as SimulatedDialer from "@svc/scheduler/carriers/simulated/SimulatedDialer.ts"
 import { Dispatcher } from "@svc/scheduler/dispatch/Dispatcher.ts"
 import * as ContactFeed from "@svc/scheduler/jobs/ContactFeed.ts"
@@ -176,7 +177,7 @@ const seedBatch = (
 ) =>
   run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgId = `org_bench_sched_${process.pid}_${++serial}`
+    const orgId = OrgId.make(`org_bench_sched_${process.pid}_${++serial}`)
     orgs.push(orgId)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                VALUES (${orgId}, 'scheduler benchmark', ${CONCURRENCY}, 0)`

@@ -10,6 +10,7 @@
 //   npm run bench:twilio   (BENCH_TASKS=1000 BENCH_ROUNDS=5 by default; BENCH_NODE_FLAGS="--cpu-prof
 //   --cpu-prof-dir=DIR" profiles the workers and the server, tools/bench/cpuProfileSummary.ts reads the profiles)
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
@@ -115,7 +116,7 @@ try {
   const seed = (tasks = TASKS) =>
     run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const orgId = `org_bench_twilio_${++serial}`
+      const orgId = OrgId.make(`org_bench_twilio_${++serial}`)
       yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                  VALUES (${orgId}, 'bench', 500, 0)`
       yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, ${FROM}, 0)`

@@ -13,6 +13,7 @@
 //
 // Runs on DATABASE_URL when set, else on an embedded PostgreSQL in a temporary directory. Rounds alternate the two
 // paths of each goal (and swap their order every round). Prints Markdown tables of medians; exits 0 either way.
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { DatabaseHealth } from "@svc/scheduler/runtime/DatabaseHealth.ts"
 import * as HttpSender from "@svc/scheduler/webhooks/HttpSender.ts"
 import * as WebhookConfig from "@svc/scheduler/webhooks/WebhookConfig.ts"
@@ -66,7 +67,7 @@ const runtime = ManagedRuntime.make(
 )
 const run = <A, E>(effect: Effect.Effect<A, E, WebhooksRepo | SqlClient.SqlClient>) => runtime.runPromise(effect)
 
-const ORGS = ["org_bench_hooks", "org_bench_victim", "org_bench_dead"]
+const ORGS = ["org_bench_hooks", "org_bench_victim", "org_bench_dead"].map((id) => OrgId.make(id))
 await run(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const repo = yield* WebhooksRepo
@@ -138,7 +139,7 @@ const bare = () =>
           headers: WebhookWorker.headers({
             eventSeq: String(i),
             eventId: `evt_${i}`,
-            orgId: "o",
+            orgId: OrgId.make("o"),
             callId: "c",
             event: "call_ended",
             url: ok.url,

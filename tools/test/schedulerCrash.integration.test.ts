@@ -5,6 +5,7 @@
 // org's calls in flight, sampled every few milliseconds throughout, never exceeded its limit.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import { Deferred, Effect, Fiber, Layer, Redacted, Schema } from "effect"
@@ -38,7 +39,7 @@ describe("svc-scheduler crash test", () => {
         )
         return yield* Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          const orgId = "org_crash"
+          const orgId = OrgId.make("org_crash")
           yield* sql`
             INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
             VALUES (${orgId}, 'crash test', ${LIMIT}, 0)`

@@ -11,6 +11,7 @@
 // the tasks), and call creation never exceeded SVC_CARRIER_CPS in any second.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
@@ -127,7 +128,7 @@ describe("svc-scheduler crash test through the Twilio adapter", () => {
 
         return yield* Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          const orgId = "org_crash_twilio"
+          const orgId = OrgId.make("org_crash_twilio")
           yield* sql`
             INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
             VALUES (${orgId}, 'twilio crash test', ${LIMIT}, 0)`

@@ -15,6 +15,7 @@
 //    batch through the leases the first one left, dialling no one twice.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
@@ -33,7 +34,7 @@ const LIMIT = 20
 // 20 lines at 300 ms a call: 600 tasks are ~9 s of dialling with the database up
 const LATENCY_MS = 300
 const LEASE_MS = 4_000
-const ORG = "org_outage"
+const ORG = OrgId.make("org_outage")
 
 interface LogLine {
   readonly level?: string

@@ -5,13 +5,14 @@
  * minute apart (every fourth cancelled, every fourth in progress, the rest completed, two tasks each) and 500 of
  * another, seeded by SQL, then analysed.
  */
+import { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
-export const ORG = "org-big"
-export const OTHER = "org-other"
+export const ORG = OrgId.make("org-big")
+export const OTHER = OrgId.make("org-other")
 /** The 100,000-task batch, the 1,000th of ORG's batches. */
-export const BIG = "batch_big"
+export const BIG = BatchCallId.make("batch_big")
 export const TASKS = 100_000
 /** The first batch's creation time; batch i was created i minutes later. */
 export const NOW = 1_800_000_000_000

@@ -2,6 +2,7 @@
 // the contact feed's queue, a checkpoint. Copied from tools/bench/scheduler.bench.ts (its `seedBatch` without the
 // window and legal-hours variants, `batchStatus`, `feedQueue`, `checkpoint`), which keeps its own copy unchanged.
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import { Effect, Layer, ManagedRuntime, type Redacted, References, Schema, type Scope } from "effect"
@@ -52,7 +53,7 @@ export const makeDispatchBatches = (
   const seedBatch = (count: number) =>
     run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const orgId = `org_bench_${options.name}_${process.pid}_${++serial}`
+      const orgId = OrgId.make(`org_bench_${options.name}_${process.pid}_${++serial}`)
       orgs.push(orgId)
       yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                  VALUES (${orgId}, 'scaling benchmark', ${options.concurrency}, 0)`

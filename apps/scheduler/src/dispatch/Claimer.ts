@@ -5,6 +5,7 @@
  * only of the legal groups that are legal now and under their attempt caps; each claimed task's dial starts at once.
  */
 import * as Legality from "@svc/domain/dispatch/Legality.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { DispatchRepo, type DueBatch } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Effect } from "effect"
 import type { SchedulerSettings } from "../runtime/SchedulerConfig.ts"
@@ -40,8 +41,8 @@ export const make = (settings: SchedulerSettings, legality: LegalityCache, dials
         const later = (at: number | undefined) => {
           if (at !== undefined && (nextAt === undefined || at < nextAt)) nextAt = at
         }
-        const closed: Array<{ batchCallId: string; at: number }> = []
-        const open = new Map<string, Array<DueBatch>>()
+        const closed: Array<{ batchCallId: BatchCallId; at: number }> = []
+        const open = new Map<OrgId, Array<DueBatch>>()
         for (const batch of due) {
           const at = Legality.closedUntil(batch.window, now)
           if (at !== undefined) {

@@ -188,7 +188,7 @@ describe("webhooks end to end", () => {
         const healthy = yield* Receiver.make()
         const sql = yield* SqlClient.SqlClient
         const repo = yield* WebhooksRepo
-        for (const org of ["org_iso_dead", "org_iso_ok"]) {
+        for (const org of [OrgId.make("org_iso_dead"), OrgId.make("org_iso_ok")]) {
           yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${org}, 'iso', 0)`
           yield* repo.createSecret(org, 0, 0)
         }

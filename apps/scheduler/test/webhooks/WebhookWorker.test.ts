@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { ConfigProvider, Effect } from "effect"
 import * as WebhookConfig from "../../src/webhooks/WebhookConfig.ts"
 import * as WebhookWorker from "../../src/webhooks/WebhookWorker.ts"
@@ -45,7 +46,7 @@ describe("WebhookWorker.headers", () => {
   const claimed = {
     eventSeq: "1",
     eventId: "evt_1",
-    orgId: "o",
+    orgId: OrgId.make("o"),
     callId: "c",
     event: "call_ended",
     url: "https://x.example",

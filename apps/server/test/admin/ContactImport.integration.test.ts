@@ -104,7 +104,7 @@ layer(TestLayer, { timeout: 120_000 })("admin import --kind contacts", (it) => {
       assert.deepStrictEqual(second.contact_tags, ["b"])
       assert.match(second.contact_id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
       // the list order uses the imported history: the contacted one first
-      const page = yield* repo.list("org-history", Schema.decodeUnknownSync(ListContactsBody)({ sort_order: "desc" }))
+      const page = yield* repo.list(ORG_HISTORY, Schema.decodeUnknownSync(ListContactsBody)({ sort_order: "desc" }))
       assert.deepStrictEqual(page.items.map((c) => c.phone_number), ["+14155550101", "+14155550102"])
     }))
 

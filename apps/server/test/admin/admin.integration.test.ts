@@ -2,6 +2,7 @@
 // stderr and exit 1 on bad input; here against its own database through DATABASE_URL.
 import { assert, describe, it } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import { Effect, Layer, Redacted, Schema } from "effect"
@@ -135,7 +136,7 @@ describe("admin", () => {
         Effect.gen(function*() {
           const repo = yield* BatchCallsRepo
           const created = yield* repo.create(
-            org,
+            OrgId.make(org),
             "admin-test",
             Schema.decodeUnknownSync(CreateBatchCallRequest)({
               from_number: "+14155550100",

@@ -4,6 +4,7 @@
 // The batch's calls are claimed and recorded through the scheduler's statements, so the tasks are as a worker leaves
 // them.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { BatchCallId, type OrgId } from "@svc/domain/models/Ids.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { CallsRepo } from "@svc/store/calls/CallsRepo.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
@@ -13,8 +14,8 @@ import { SqlClient } from "effect/sql"
 import * as TestServer from "../support/TestServer.ts"
 
 let server: TestServer.TestServer
-let a: { orgId: string; key: string }
-let b: { orgId: string; key: string }
+let a: { orgId: OrgId; key: string }
+let b: { orgId: OrgId; key: string }
 
 type Json = Record<string, unknown>
 
@@ -35,7 +36,7 @@ const dialledBatch = async () => {
     body: { from_number: FROM, tasks: NUMBERS.map((n) => ({ to_number: n })) }
   })
   assert.strictEqual(created.status, 200, created.text)
-  const batchCallId = String((created.json as Json)["batch_call_id"])
+  const batchCallId = BatchCallId.make(String((created.json as Json)["batch_call_id"]))
   await server.run(
     Effect.gen(function*() {
       const dispatch = yield* DispatchRepo

@@ -3,6 +3,7 @@
 // that number is skipped by the scheduler's claim as `suppressed (opt_out)` (decision 0550), while other numbers of the
 // batch are dialled. Bad input is a 400 naming the field; another org's call a 404.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -10,8 +11,8 @@ import Retell from "retell-sdk"
 import * as TestServer from "../support/TestServer.ts"
 
 let server: TestServer.TestServer
-let a: { orgId: string; key: string }
-let b: { orgId: string; key: string }
+let a: { orgId: OrgId; key: string }
+let b: { orgId: OrgId; key: string }
 
 type Json = Record<string, unknown>
 

@@ -3,6 +3,7 @@
 // builder's status and content type, and every middleware rule around it (request id, rate-limit headers, 401,
 // 400 for unknown fields and bad keys, 429).
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { ListContactsBody, ListContactsResponse } from "@svc/domain/models/ListContacts.ts"
 import { ContactsRepo } from "@svc/store/contacts/ContactsRepo.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
@@ -10,7 +11,7 @@ import { Effect, Layer, Schema } from "effect"
 import * as TestServer from "../support/TestServer.ts"
 
 let server: TestServer.TestServer
-let org: { orgId: string; key: string }
+let org: { orgId: OrgId; key: string }
 
 const encode = Schema.encodeSync(ListContactsResponse)
 const decodeBody = Schema.decodeUnknownSync(ListContactsBody)

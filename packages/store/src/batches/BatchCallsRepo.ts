@@ -46,7 +46,7 @@ export class BatchCallsRepo extends Context.Service<BatchCallsRepo, {
    * (see the module notes) returns that create's batch and stores nothing.
    */
   readonly create: (
-    orgId: string, // not OrgId yet: tools/bench calls it with literal org ids
+    orgId: OrgId,
     apiKeyId: string,
     request: CreateBatchCallRequest,
     options: CreateOptions

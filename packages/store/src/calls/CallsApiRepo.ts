@@ -172,7 +172,7 @@ export const conditions = (criteria: CallFilterCriteria | undefined, p: Params):
  * @category encoding
  */
 export const listStatements = (
-  orgId: string, // not OrgId yet: tools/bench calls it with literal org ids
+  orgId: OrgId,
   request: ListCallsRequest,
   after: { readonly sortValue: number; readonly callId: string } | undefined
 ) => {
@@ -238,8 +238,7 @@ const badKey = new CallsPaginationKeyInvalid({
  */
 export class CallsApiRepo extends Context.Service<CallsApiRepo, {
   readonly get: (orgId: OrgId, callId: CallId) => Effect.Effect<Record<string, unknown>, CallNotFound>
-  /** `orgId` is not OrgId yet: tools/bench calls it with literal org ids. */
-  readonly list: (orgId: string, request: ListCallsRequest) => Effect.Effect<CallsPage, CallsPaginationKeyInvalid>
+  readonly list: (orgId: OrgId, request: ListCallsRequest) => Effect.Effect<CallsPage, CallsPaginationKeyInvalid>
   /**
    * Replaces the call's metadata (when given); returns the call. A call still registered or ongoing is refused:
    * since 2026-08-31 update-call is for ended calls only (spec deprecation schedule, row 8). `opt_out` (decision
@@ -285,7 +284,7 @@ export class CallsApiRepo extends Context.Service<CallsApiRepo, {
           Effect.withSpan("CallsApiRepo.get")
         )
 
-      const list = Effect.fn("CallsApiRepo.list")(function*(orgId: string, request: ListCallsRequest) {
+      const list = Effect.fn("CallsApiRepo.list")(function*(orgId: OrgId, request: ListCallsRequest) {
         const context: Pagination.CursorContext = { orgId, queryFingerprint: fingerprint(request) }
         let after: { sortValue: number; callId: string } | undefined
         let carried: number | undefined

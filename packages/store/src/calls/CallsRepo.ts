@@ -28,6 +28,7 @@
  */
 import { isDisconnectionReason } from "@svc/domain/models/Call.ts"
 import { isE164 } from "@svc/domain/models/E164.ts"
+import type { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { retryReasonOf } from "@svc/domain/models/RetryPolicy.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer } from "effect"
@@ -55,8 +56,8 @@ export interface FinishedTask {
 export interface RecordResult {
   /** Tasks finished by this call (the others were already finished). */
   readonly finished: number
-  /** Batches of those tasks. */
-  readonly batchCallIds: ReadonlyArray<string>
+  /** Batches of those tasks, branded as the statement returns them. */
+  readonly batchCallIds: ReadonlyArray<BatchCallId>
 }
 
 /**
@@ -160,7 +161,7 @@ export class CallsRepo extends Context.Service<CallsRepo, {
           // The analysis data go as one JSON array beside the column arrays (ROWS FROM zips them by position): as a
           // text[] of JSON documents every quote was escaped by the driver and parsed twice by PostgreSQL, 1.3 of
           // the ~18.7 µs this statement cost a task (docs/benchmarks.md).
-          const rows = yield* sql<{ batch_call_id: string; n: number }>`
+          const rows = yield* sql<{ batch_call_id: BatchCallId; n: number }>`
             WITH r AS (
               SELECT * FROM ROWS FROM (
                 unnest(

@@ -18,6 +18,7 @@
  *   (postgres-floor.md, Conclusions 5).
  */
 import type { NumberFilter, RangeFilter, StringFilter } from "@svc/domain/models/FilterCondition.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import type { ContactFilterCriteria, CustomFieldFilter, ListContactsRequest } from "@svc/domain/models/ListContacts.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 
@@ -272,7 +273,7 @@ const filterConditions = (criteria: ContactFilterCriteria, p: Params): Array<str
  * condition besides the org, so that `contact_search` (org, id and search text) can answer it.
  */
 const whereOf = (
-  orgId: string,
+  orgId: OrgId,
   request: ListContactsRequest
 ): { readonly where: string; readonly p: Params; readonly searchOnly: boolean } => {
   const p = new Params(orgId)
@@ -306,14 +307,14 @@ export type PageStart =
  *
  * @category constructors
  */
-export const pageStatement = (orgId: string, request: ListContactsRequest, start: PageStart): SqlText => {
+export const pageStatement = (orgId: OrgId, request: ListContactsRequest, start: PageStart): SqlText => {
   const { filtered, p, page } = pageOf(orgId, request, start)
   const total = filtered ? "" : ", (SELECT contacts FROM contact_counts WHERE org_id = $1) AS total"
   return { text: `SELECT ${contactColumns}${total} FROM contacts WHERE ${page}`, params: p.values, custom: filtered }
 }
 
 /** The parts every page statement shares: `WHERE` (org, filters, search, keyset seek), order, limit and offset. */
-const pageOf = (orgId: string, request: ListContactsRequest, start: PageStart) => {
+const pageOf = (orgId: OrgId, request: ListContactsRequest, start: PageStart) => {
   const filtered = isFiltered(request)
   const { p, where } = whereOf(orgId, request)
   const direction = request.sort_order === "asc" ? "ASC" : "DESC"
@@ -337,7 +338,7 @@ const pageOf = (orgId: string, request: ListContactsRequest, start: PageStart) =
  *
  * @category constructors
  */
-export const countStatement = (orgId: string, request: ListContactsRequest): SqlText => {
+export const countStatement = (orgId: OrgId, request: ListContactsRequest): SqlText => {
   const { p, searchOnly, where } = whereOf(orgId, request)
   // A search alone is counted on the narrow copy of the search text (migration 0027, decision 0643): the
   // trigram recheck then reads 171-byte rows instead of whole contacts (0.46x the time at 1M contacts).
@@ -351,7 +352,7 @@ export const countStatement = (orgId: string, request: ListContactsRequest): Sql
  *
  * @category constructors
  */
-export const contactsCountStatement = (orgId: string, request: ListContactsRequest): SqlText => {
+export const contactsCountStatement = (orgId: OrgId, request: ListContactsRequest): SqlText => {
   const { p, where } = whereOf(orgId, request)
   return { text: `SELECT count(*) AS total FROM contacts WHERE ${where}`, params: p.values, custom: true }
 }
@@ -361,7 +362,7 @@ export const contactsCountStatement = (orgId: string, request: ListContactsReque
  *
  * @category constructors
  */
-export const orgCountStatement = (orgId: string): SqlText => ({
+export const orgCountStatement = (orgId: OrgId): SqlText => ({
   text: "SELECT coalesce((SELECT contacts FROM contact_counts WHERE org_id = $1), 0) AS total",
   params: [orgId],
   custom: false

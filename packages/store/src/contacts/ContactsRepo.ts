@@ -240,8 +240,7 @@ const unstorableField = (request: CreateContactRequest | UpdateContactRequest): 
  */
 export class ContactsRepo extends Context.Service<ContactsRepo, {
   /** One page of the org's contacts matching the request, with the exact total. */
-  /** `orgId` is not OrgId yet: tools/bench calls it with literal org ids. */
-  readonly list: (orgId: string, request: ListContactsRequest) => Effect.Effect<
+  readonly list: (orgId: OrgId, request: ListContactsRequest) => Effect.Effect<
     ListContactsResponse,
     InvalidPaginationKey
   >
@@ -283,14 +282,14 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
       const totalOf = (rows: ReadonlyArray<{ readonly total?: bigint | number | string | null }>): number =>
         Number(rows[0]?.total ?? 0)
 
-      const count = (orgId: string) =>
+      const count = (orgId: OrgId) =>
         run<{ total: bigint }>(ContactsQuery.orgCountStatement(orgId)).pipe(
           Effect.map(totalOf),
           Effect.withSpan("ContactsRepo.count")
         )
 
       /** Where the request's page starts, and the total its key carries. */
-      const startOf = (orgId: string, request: ListContactsRequest) =>
+      const startOf = (orgId: OrgId, request: ListContactsRequest) =>
         Effect.suspend(() => {
           const context: Pagination.CursorContext = { orgId, queryFingerprint: ContactsQuery.fingerprint(request) }
           if (request.pagination_key !== undefined) {
@@ -321,7 +320,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
        * The request's rows (one more than `limit` when there is a next page) and the total of its listing, for
        * `list` and `listJson` alike (decision 0641).
        */
-      const pageOf = Effect.fnUntraced(function*(orgId: string, request: ListContactsRequest) {
+      const pageOf = Effect.fnUntraced(function*(orgId: OrgId, request: ListContactsRequest) {
         const filtered = ContactsQuery.isFiltered(request)
         const { carriedTotal, context, start } = yield* startOf(orgId, request)
 
@@ -345,7 +344,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
         return { rows, has_more: rows.length > request.limit, total, filtered, context }
       })
 
-      const list = Effect.fn("ContactsRepo.list")(function*(orgId: string, request: ListContactsRequest) {
+      const list = Effect.fn("ContactsRepo.list")(function*(orgId: OrgId, request: ListContactsRequest) {
         const { context, filtered, has_more, rows, total } = yield* pageOf(orgId, request)
         const items = (has_more ? rows.slice(0, request.limit) : rows).map(toContact)
         const last = items[items.length - 1]

@@ -4,6 +4,7 @@
  * each batch's pending tasks taken in task order within its share: for one open batch in one statement
  * (`scheduler_claim`, migration 0010), else one per batch and round of the allocation, in one transaction.
  */
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Effect, type Schema } from "effect"
@@ -21,8 +22,9 @@ import { isLockTimeout, lockOrg, ORG_LOCK, ORG_LOCK_WAIT_MS } from "./OrgLock.ts
  */
 export interface ClaimedTask {
   readonly taskId: string
-  readonly orgId: string
-  readonly batchCallId: string
+  /** The org of the due batch it was claimed for, branded as that row was read (DueBatches). */
+  readonly orgId: OrgId
+  readonly batchCallId: BatchCallId
   readonly taskIndex: number
   /** When the batch became dispatchable (the lag metric runs from here to the dial). */
   readonly dueAt: number
@@ -55,7 +57,7 @@ export interface ClaimResult {
   /** Tasks left pending because their number reached its attempt cap (`not_before` set; decision 0624). */
   readonly deferred: number
   /** Batches that completed in this transaction (nothing pending, nothing in flight). */
-  readonly completed: ReadonlyArray<string>
+  readonly completed: ReadonlyArray<BatchCallId>
   /** The org's lock stayed taken for longer than ORG_LOCK_WAIT_MS: nothing was claimed, try again shortly. */
   readonly busy: boolean
   /**
@@ -103,7 +105,7 @@ type ClaimFunctionRow = { readonly [K in keyof ClaimRow]: ClaimRow[K] | null } &
 const isSuppression = (reason: string | null) => reason !== null && reason.startsWith("suppressed (")
 
 /** The dial request of a claimed row: the batch's from_number and the task's overrides, absent keys omitted. */
-const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest => {
+const toRequest = (orgId: OrgId, batch: DueBatch, row: ClaimRow): DialRequest => {
   const request: {
     -readonly [K in keyof DialRequest]: DialRequest[K]
   } = {
@@ -130,7 +132,7 @@ const toRequest = (orgId: string, batch: DueBatch, row: ClaimRow): DialRequest =
  * runs until `until`), the skipped (`do_not_call`) and deferred (at an attempt cap) ones only counted.
  */
 const sortRows = (
-  orgId: string,
+  orgId: OrgId,
   batch: DueBatch,
   rows: ReadonlyArray<ClaimRow>,
   until: number,
@@ -210,7 +212,7 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
 
   // One query per state: each has its partial index (batch_call_tasks_dialling, _unknown); `state IN (...)`
   // would make the planner scan the whole task table.
-  const inFlightByBatch = (orgId: string) =>
+  const inFlightByBatch = (orgId: OrgId) =>
     sql<{ batch_call_id: string; n: number }>`
       SELECT batch_call_id, count(*)::int4 AS n FROM (
         SELECT batch_call_id FROM batch_call_tasks WHERE org_id = ${orgId} AND state = 'dialling'
@@ -226,7 +228,7 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
   // returns the tasks, then a summary row (task_id NULL) with the limit and the calls in flight before the
   // claim; undefined here: no such org.
   const claimRows = (
-    orgId: string,
+    orgId: OrgId,
     batch: DueBatch,
     max: number,
     owner: string,
@@ -258,7 +260,7 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
   }
 
   /** The claim of an org with one open batch: one statement, then rarely a second (the batch ran dry). */
-  const claimOne = (orgId: string, batch: DueBatch, options: ClaimOptions) =>
+  const claimOne = (orgId: OrgId, batch: DueBatch, options: ClaimOptions) =>
     Effect.gen(function*() {
       const until = options.now + options.leaseMs
       const result = yield* claimRows(
@@ -307,7 +309,7 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
     }).pipe(Effect.catchIf(isLockTimeout, () => Effect.succeed(nothingClaimed(true))))
 
   const claim = Effect.fn("DispatchRepo.claim")(
-    function*(orgId: string, batches: ReadonlyArray<DueBatch>, options: ClaimOptions) {
+    function*(orgId: OrgId, batches: ReadonlyArray<DueBatch>, options: ClaimOptions) {
       if (batches.length === 1) return yield* claimOne(orgId, batches[0]!, options)
       const until = options.now + options.leaseMs
       return yield* sql.withTransaction(Effect.gen(function*() {
@@ -329,12 +331,12 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
         let deferred = 0
         const active = new Map(batches.map((b) => [b.batchCallId, b]))
         const claimedPerBatch = new Map<string, number>()
-        const exhausted: Array<string> = []
+        const exhausted: Array<BatchCallId> = []
         const capped: Array<DueBatch> = []
         // Allocate, claim, and allocate again what batches could not use (they ran dry, or some of their tasks
         // were skipped), until no slot or no batch is left.
         while (active.size > 0) {
-          const candidates: Array<AllocationCandidate> = []
+          const candidates: Array<AllocationCandidate<BatchCallId>> = []
           for (const batch of active.values()) {
             candidates.push({
               batchCallId: batch.batchCallId,
@@ -382,7 +384,7 @@ export const make = (sql: SqlClient.SqlClient, dry: DryBatches) => {
           }
           if (!progressed) break
         }
-        let completed: ReadonlyArray<string> = []
+        let completed: ReadonlyArray<BatchCallId> = []
         let rechecksAt: number | undefined
         if (exhausted.length > 0) {
           completed = yield* completeIfDoneStatement(exhausted)

@@ -18,8 +18,8 @@
  */
 
 /** @category models */
-export interface AllocationCandidate {
-  readonly batchCallId: string
+export interface AllocationCandidate<Id extends string = string> {
+  readonly batchCallId: Id
   readonly reservedConcurrency: number
   /** The batch's own calls in flight now. */
   readonly inFlight: number
@@ -29,17 +29,18 @@ export interface AllocationCandidate {
 
 /**
  * New calls per batch (absent = none). `orgInFlight` counts every call of the org in flight, the candidates'
- * included; `maxPerBatch` bounds one claim.
+ * included; `maxPerBatch` bounds one claim. Generic in the id so that the grants keep the candidates' brand (the claim's
+ * `BatchCallId`).
  *
  * @category constructors
  */
-export const allocate = (
+export const allocate = <Id extends string>(
   concurrencyLimit: number,
   orgInFlight: number,
-  candidates: ReadonlyArray<AllocationCandidate>,
+  candidates: ReadonlyArray<AllocationCandidate<Id>>,
   maxPerBatch: number = Number.POSITIVE_INFINITY
-): Map<string, number> => {
-  const granted = new Map<string, number>()
+): Map<Id, number> => {
+  const granted = new Map<Id, number>()
   let total = orgInFlight
   const load = candidates.map((c) => c.inFlight)
   const given = candidates.map(() => 0)

@@ -20,6 +20,7 @@
  * (`claim`), DryBatches (completion, rest and sleep of a batch that ran dry), Leases (renewal, expiry, release,
  * reconciliation), Attempts (the attempt caps' records), LegalGroupsRepo (groups, policies, reasons) and OrgLock.
  */
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { StoredPolicy } from "../policies/index.ts"
@@ -71,11 +72,11 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   readonly findDue: (now: number, limit: number) => Effect.Effect<DueView>
   /** Moves each batch's `next_dispatch_at` to the given time (its window's next opening). */
   readonly postpone: (
-    batches: ReadonlyArray<{ readonly batchCallId: string; readonly at: number }>
+    batches: ReadonlyArray<{ readonly batchCallId: BatchCallId; readonly at: number }>
   ) => Effect.Effect<void>
   /** Claims tasks of the org's open, due batches, sharing the free slots fairly; one transaction. */
   readonly claim: (
-    orgId: string, // not OrgId yet: tools/bench calls it with literal org ids
+    orgId: OrgId,
     batches: ReadonlyArray<DueBatch>,
     options: ClaimOptions
   ) => Effect.Effect<ClaimResult>
@@ -104,15 +105,15 @@ export class DispatchRepo extends Context.Service<DispatchRepo, {
   /** `dialling` tasks of `owner` become `unknown` at once (released on shutdown; reconciled by whoever is left). */
   readonly releaseToUnknown: (owner: string, taskIds: ReadonlyArray<string>, now: number) => Effect.Effect<number>
   /** Completes the batches among these that have nothing pending or in flight; returns them. */
-  readonly completeIfDone: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+  readonly completeIfDone: (batchCallIds: ReadonlyArray<BatchCallId>) => Effect.Effect<ReadonlyArray<BatchCallId>>
   /**
    * Sets the `state_reason` of a legal group's pending tasks (why they wait: `legal_hours: ...`), or clears a
    * `legal_hours` reason when `reason` is null; one statement, rows already right are not written. Returns how many
    * changed.
    */
-  readonly setLegalReason: (batchCallId: string, group: number, reason: string | null) => Effect.Effect<number>
+  readonly setLegalReason: (batchCallId: BatchCallId, group: number, reason: string | null) => Effect.Effect<number>
   /** The legal groups of these batches (immutable once created: callers may keep them). */
-  readonly legalGroups: (batchCallIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredLegalGroup>>
+  readonly legalGroups: (batchCallIds: ReadonlyArray<BatchCallId>) => Effect.Effect<ReadonlyArray<StoredLegalGroup>>
   /**
    * The stored calling-policy overrides of these orgs (an org without one is absent: the default policy, version 0);
    * callers decide what each makes of the policy (`effectiveOf`) and keep them by version (`DueBatch.policyVersion`).

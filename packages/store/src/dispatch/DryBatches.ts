@@ -3,6 +3,7 @@
  * (calls still in flight) or sleeps until its blocked legal groups open or its capped tasks may be dialled again
  * (decisions 0623, 0624). Runs under the org's lock, like every return of a task to `pending`.
  */
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { BatchLegality } from "./LegalGroupsRepo.ts"
@@ -24,8 +25,8 @@ export const make = (sql: SqlClient.SqlClient) => {
   // was free to hash the check over every task in flight of every org, or to answer "no pending task" with a
   // sequential scan of the task table (seen in a generic plan: 170 ms a call; 4 ms a call on average with two
   // workers), and this runs after every record. A test counts the scans under a generic plan.
-  const completeIfDoneStatement = (batchCallIds: ReadonlyArray<string>) =>
-    sql<{ batch_call_id: string }>`
+  const completeIfDoneStatement = (batchCallIds: ReadonlyArray<BatchCallId>) =>
+    sql<{ batch_call_id: BatchCallId }>`
       UPDATE batch_calls b SET status = 'completed'
       WHERE b.batch_call_id = ANY(${batchCallIds}::text[]) AND b.status IN ('scheduled', 'in_progress')
         AND CASE
@@ -62,8 +63,8 @@ export const make = (sql: SqlClient.SqlClient) => {
    * read through batch_call_tasks_deferred. Returns the batches that rest and when each is due again. Runs under
    * the org's lock, like every return of a task to `pending` (returnToPending).
    */
-  const deferUntilRecheck = (batchCallIds: ReadonlyArray<string>, now: number) =>
-    sql<{ batch_call_id: string; at: number }>`
+  const deferUntilRecheck = (batchCallIds: ReadonlyArray<BatchCallId>, now: number) =>
+    sql<{ batch_call_id: BatchCallId; at: number }>`
       UPDATE batch_calls b SET next_dispatch_at = coalesce((
           SELECT min(t.not_before) FROM batch_call_tasks t
           WHERE t.batch_call_id = b.batch_call_id AND t.state = 'pending' AND t.not_before > ${now}
@@ -86,7 +87,7 @@ export const make = (sql: SqlClient.SqlClient) => {
    * is pending and dialable now: one the claim could not take (locked) keeps the batch due. Returns the wake
    * time, if it sleeps.
    */
-  const sleepUntilLegal = (batchCallId: string, legality: BatchLegality | undefined, now: number) =>
+  const sleepUntilLegal = (batchCallId: BatchCallId, legality: BatchLegality | undefined, now: number) =>
     legality === undefined || legality.blocked.length === 0 ? Effect.succeed(undefined) : sql<{ at: number }>`
       WITH w AS (
         SELECT LEAST(min(o.at), (
@@ -130,13 +131,13 @@ export const make = (sql: SqlClient.SqlClient) => {
    * again, if any sleeps or rests.
    */
   const reschedule = (
-    batchCallIds: ReadonlyArray<string>,
+    batchCallIds: ReadonlyArray<BatchCallId>,
     legal: ReadonlyMap<string, BatchLegality> | undefined,
     now: number
   ) =>
     Effect.gen(function*() {
       let at: number | undefined
-      const resting: Array<string> = []
+      const resting: Array<BatchCallId> = []
       for (const id of batchCallIds) {
         const opens = yield* sleepUntilLegal(id, legal?.get(id), now)
         if (opens === undefined) resting.push(id)
@@ -153,8 +154,8 @@ export const make = (sql: SqlClient.SqlClient) => {
    * open (`reschedule`), under the org's lock.
    */
   const completeOrReschedule = (
-    orgId: string,
-    batchCallId: string,
+    orgId: OrgId,
+    batchCallId: BatchCallId,
     now: number,
     legal: ReadonlyMap<string, BatchLegality> | undefined
   ) =>
@@ -165,7 +166,7 @@ export const make = (sql: SqlClient.SqlClient) => {
       return { completed, rechecksAt: yield* reschedule([batchCallId], legal, now) }
     }))
 
-  const completeIfDone = (batchCallIds: ReadonlyArray<string>) =>
+  const completeIfDone = (batchCallIds: ReadonlyArray<BatchCallId>) =>
     batchCallIds.length === 0
       ? Effect.succeed([])
       : completeIfDoneStatement(batchCallIds).pipe(Effect.orDie, Effect.withSpan("DispatchRepo.completeIfDone"))

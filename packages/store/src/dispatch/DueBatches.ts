@@ -4,7 +4,7 @@
  * window is postponed to the window's next opening.
  */
 import { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 
@@ -15,7 +15,7 @@ import type { SqlClient } from "effect/sql"
  * @category models
  */
 export interface DueBatch {
-  readonly batchCallId: string
+  readonly batchCallId: BatchCallId
   readonly orgId: OrgId
   readonly fromNumber: string
   readonly reservedConcurrency: number
@@ -44,8 +44,8 @@ export interface DueView {
 }
 
 interface DueRow {
-  readonly batch_call_id: string
-  /** Branded as it is read: a row is where the scheduler's org ids enter. */
+  /** Branded as they are read: a row is where the scheduler's batch and org ids enter. */
+  readonly batch_call_id: BatchCallId
   readonly org_id: OrgId
   readonly from_number: string
   readonly reserved_concurrency: number
@@ -121,7 +121,7 @@ export const make = (sql: SqlClient.SqlClient) => {
       Effect.withSpan("DispatchRepo.findDue")
     )
 
-  const postpone = (batches: ReadonlyArray<{ readonly batchCallId: string; readonly at: number }>) =>
+  const postpone = (batches: ReadonlyArray<{ readonly batchCallId: BatchCallId; readonly at: number }>) =>
     batches.length === 0 ? Effect.void : sql`
       UPDATE batch_calls b SET next_dispatch_at = u.at
       FROM unnest(${batches.map((b) => b.batchCallId)}::text[], ${

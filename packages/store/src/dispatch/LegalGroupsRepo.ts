@@ -3,6 +3,7 @@
  * (decision 0623): the groups stored with the batch, the orgs' calling policies, and the `state_reason` that tells
  * why a group's tasks wait. The claim applies the decided groups and caps (`BatchLegality`).
  */
+import type { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { storedPolicies } from "../policies/index.ts"
@@ -44,7 +45,7 @@ export interface GroupCap {
  * @category models
  */
 export interface StoredLegalGroup {
-  readonly batchCallId: string
+  readonly batchCallId: BatchCallId
   readonly group: number
   readonly zones: ReadonlyArray<string>
   readonly ruleIds: ReadonlyArray<string>
@@ -52,9 +53,9 @@ export interface StoredLegalGroup {
 
 /** The statements over legal groups and calling policies, on `sql`. */
 export const make = (sql: SqlClient.SqlClient) => {
-  const legalGroups = (batchCallIds: ReadonlyArray<string>) =>
+  const legalGroups = (batchCallIds: ReadonlyArray<BatchCallId>) =>
     batchCallIds.length === 0 ? Effect.succeed([]) : sql<
-      { batch_call_id: string; legal_group: number; zones: Array<string>; rule_ids: Array<string> }
+      { batch_call_id: BatchCallId; legal_group: number; zones: Array<string>; rule_ids: Array<string> }
     >`
       SELECT batch_call_id, legal_group, zones, rule_ids FROM batch_call_legal_groups
       WHERE batch_call_id = ANY(${batchCallIds}::text[])
@@ -76,7 +77,7 @@ export const make = (sql: SqlClient.SqlClient) => {
   // `state_reason` is in no index and `state` does not change, so the updates can be HOT. A task waiting on its
   // attempt cap (not_before, decision 0624) keeps its `attempt_cap:` reason: the cap binds until then, and its
   // legal hours are looked at again when it may be claimed.
-  const setLegalReason = (batchCallId: string, group: number, reason: string | null) =>
+  const setLegalReason = (batchCallId: BatchCallId, group: number, reason: string | null) =>
     (reason === null
       ? sql`
         UPDATE batch_call_tasks SET state_reason = NULL

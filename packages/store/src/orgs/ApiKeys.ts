@@ -30,11 +30,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   readonly createOrg: (name: string, concurrencyLimit?: number) => Effect.Effect<OrgId>
   /** Succeeds when the org exists. */
   readonly requireOrg: (orgId: OrgId) => Effect.Effect<void, OrgNotFound>
-  /**
-   * A new key for the org; the plaintext is returned once and never stored. `orgId` stays a plain
-   * string: benchmarks create keys for orgs they insert with literal ids.
-   */
-  readonly createKey: (orgId: string) => Effect.Effect<string, OrgNotFound>
+  /** A new key for the org; the plaintext is returned once and never stored. */
+  readonly createKey: (orgId: OrgId) => Effect.Effect<string, OrgNotFound>
   readonly lookup: (key: string) => Effect.Effect<Option.Option<KeyOwner>>
   readonly addPhoneNumber: (orgId: OrgId, phoneNumber: string) => Effect.Effect<void, OrgNotFound>
   readonly addAgent: (orgId: OrgId, agentId: string, version: number) => Effect.Effect<void, OrgNotFound>
@@ -43,7 +40,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
     ApiKeys,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const exists = (orgId: string) =>
+      const exists = (orgId: OrgId) =>
         Effect.flatMap(sql`SELECT 1 FROM orgs WHERE org_id = ${orgId}`, (rows) =>
           rows.length > 0
             ? Effect.void

@@ -17,7 +17,7 @@
  * - Inserting a `registered` call enqueues no webhook event (webhook_call_events yields none for it), so there is no
  *   outbox row to take back, and deleting the row fires no trigger.
  */
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { ORG_LOCK, ORG_LOCK_WAIT_MS } from "../dispatch/index.ts"
@@ -140,7 +140,7 @@ export class PredialRepo extends Context.Service<PredialRepo, {
     attempt: ClaimedAttempt,
     verdict: Verdict,
     now: number
-  ) => Effect.Effect<string | undefined>
+  ) => Effect.Effect<BatchCallId | undefined>
 }>()("@svc/store/PredialRepo") {
   /** @category layers */
   static readonly layer: Layer.Layer<PredialRepo, never, SqlClient.SqlClient> = Layer.effect(
@@ -219,7 +219,7 @@ export class PredialRepo extends Context.Service<PredialRepo, {
             SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${attempt.orgId}))::text AS locked
             FROM (SELECT set_config('lock_timeout', ${`${ORG_LOCK_WAIT_MS}ms`}, true) OFFSET 0) s`
           const refused = verdict._tag === "Refused"
-          const rows = yield* sql<{ batch_call_id: string }>`
+          const rows = yield* sql<{ batch_call_id: BatchCallId }>`
             WITH t AS (
               SELECT task_id, org_id, batch_call_id, to_number, retry_attempt, call_id FROM batch_call_tasks
               WHERE task_id = ${attempt.taskId}::int8 AND org_id = ${attempt.orgId} AND state = 'dialling'

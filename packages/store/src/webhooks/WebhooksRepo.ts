@@ -33,7 +33,8 @@ export class InvalidWebhookSetting extends Schema.TaggedError<InvalidWebhookSett
 export interface ClaimedEvent {
   readonly eventSeq: string
   readonly eventId: string
-  readonly orgId: string // not OrgId yet: tools/bench builds events with literal org ids
+  /** Branded as the outbox row is read: the trigger wrote the call's own org. */
+  readonly orgId: OrgId
   readonly callId: string
   readonly event: string
   readonly url: string
@@ -146,8 +147,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
     url: string
   ) => Effect.Effect<void, InvalidWebhookSetting>
   /** A new signing secret, returned once; it signs from `now + graceMs`, at once when the org had none. */
-  /** `orgId` is not OrgId yet: tools/bench calls it with literal org ids. */
-  readonly createSecret: (orgId: string, graceMs: number, now: number) => Effect.Effect<string, OrgNotFound>
+  readonly createSecret: (orgId: OrgId, graceMs: number, now: number) => Effect.Effect<string, OrgNotFound>
   readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<ClaimedEvent>>
   /** Writes attempts' results; returns how many the caller still held. */
   readonly complete: (owner: string, now: number, results: ReadonlyArray<AttemptResult>) => Effect.Effect<number>
@@ -172,7 +172,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
     WebhooksRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const requireOrg = (orgId: string) =>
+      const requireOrg = (orgId: OrgId) =>
         Effect.flatMap(
           sql`SELECT 1 FROM orgs WHERE org_id = ${orgId}`,
           (rows) => rows.length > 0 ? Effect.void : Effect.fail(new OrgNotFound({ orgId, message: `no org ${orgId}` }))
@@ -207,7 +207,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
           ))
         }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("WebhooksRepo.setAgentWebhook"))
 
-      const createSecret = (orgId: string, graceMs: number, now: number) =>
+      const createSecret = (orgId: OrgId, graceMs: number, now: number) =>
         Effect.gen(function*() {
           yield* requireOrg(orgId)
           // 32 random bytes: as strong as an API key (the vendor signs with the API key itself)
@@ -224,7 +224,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
         sql<{
           event_seq: string
           event_id: string
-          org_id: string
+          org_id: OrgId
           call_id: string
           event: string
           url: string

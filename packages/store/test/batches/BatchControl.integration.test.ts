@@ -34,7 +34,7 @@ const dueOf = (batchCallId: string) =>
     return view.due.filter((b) => b.batchCallId === batchCallId)
   })
 
-const claim = (orgId: string, due: ReadonlyArray<DueBatch>, max = 100, owner = "w") =>
+const claim = (orgId: OrgId, due: ReadonlyArray<DueBatch>, max = 100, owner = "w") =>
   Effect.gen(function*() {
     return yield* (yield* DispatchRepo).claim(orgId, due, { owner, now: 1_000, leaseMs: 60_000, maxPerBatch: max })
   })
@@ -85,7 +85,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       assert.isNull(paused.estimated_completion_timestamp)
       // not due while paused; a dispatcher that saw it due before the pause claims nothing and does not complete it
       assert.deepStrictEqual(yield* dueOf(id), [])
-      const late = yield* claim("org_p1", due)
+      const late = yield* claim(ORG_P1, due)
       assert.strictEqual(late.claimed.length, 0)
       assert.deepStrictEqual(late.completed, [])
       assert.deepStrictEqual(yield* attempted(id), [])
@@ -96,7 +96,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       const resumed = yield* repo.resume(ORG_P1, id, 2_000)
       assert.strictEqual(resumed.status, "scheduled")
       assert.deepStrictEqual(yield* statusOf(id), { status: "scheduled", paused_from: null })
-      const after = yield* claim("org_p1", yield* dueOf(id), 2)
+      const after = yield* claim(ORG_P1, yield* dueOf(id), 2)
       assert.strictEqual(after.claimed.length, 2)
       // started: a pause now returns it to in_progress
       assert.strictEqual((yield* repo.pause(ORG_P1, id, 3_000)).status, "paused")
@@ -106,7 +106,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       // resuming a running batch is idempotent
       assert.strictEqual((yield* repo.resume(ORG_P1, id, 5_000)).status, "in_progress")
       // the rest of the batch is claimed once each: 6 distinct tasks attempted, none twice
-      const rest = yield* claim("org_p1", yield* dueOf(id))
+      const rest = yield* claim(ORG_P1, yield* dueOf(id))
       assert.strictEqual(rest.claimed.length, 4)
       const ids = yield* attempted(id)
       assert.strictEqual(ids.length, 6)
@@ -130,7 +130,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
         assert.include(error.message, "is cancelled")
       }
       const completed = yield* createBatch(ORG_P2, 1)
-      yield* claim("org_p2", yield* dueOf(completed))
+      yield* claim(ORG_P2, yield* dueOf(completed))
       yield* finish(completed, 1)
       const dispatch = yield* DispatchRepo
       assert.deepStrictEqual(yield* dispatch.completeIfDone([completed]), [completed])
@@ -147,7 +147,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       yield* addOrg(ORG_P3, 10)
       const id = yield* createBatch(ORG_P3, 5)
       const repo = yield* BatchProgressRepo
-      yield* claim("org_p3", yield* dueOf(id), 2)
+      yield* claim(ORG_P3, yield* dueOf(id), 2)
       yield* repo.pause(ORG_P3, id, 1)
       const cancelled = yield* repo.cancel(ORG_P3, id, 2)
       assert.strictEqual(cancelled.status, "cancelled")
@@ -163,7 +163,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       const b = yield* createBatch(ORG_P4, 10)
       const repo = yield* BatchProgressRepo
       // both due: fair shares, 2 and 2
-      const first = yield* claim("org_p4", [...(yield* dueOf(a)), ...(yield* dueOf(b))])
+      const first = yield* claim(ORG_P4, [...(yield* dueOf(a)), ...(yield* dueOf(b))])
       assert.strictEqual(first.claimed.filter((t) => t.batchCallId === a).length, 2)
       assert.strictEqual(first.claimed.filter((t) => t.batchCallId === b).length, 2)
       yield* repo.pause(ORG_P4, a, 1)
@@ -171,7 +171,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       yield* finish(b, 2)
       // a's free lines all go to b; the stale due list still names a, which takes nothing
       const dueA = [{ ...(yield* dueOf(b))[0]!, batchCallId: a }]
-      const second = yield* claim("org_p4", [...dueA, ...(yield* dueOf(b))])
+      const second = yield* claim(ORG_P4, [...dueA, ...(yield* dueOf(b))])
       assert.strictEqual(second.claimed.filter((t) => t.batchCallId === a).length, 0)
       assert.strictEqual(second.claimed.filter((t) => t.batchCallId === b).length, 4)
       assert.strictEqual((yield* statusOf(a)).status, "paused")
@@ -184,25 +184,25 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       const repo = yield* BatchProgressRepo
       assert.strictEqual((yield* repo.get("org_m1", capped, 0)).max_concurrency, 3)
       // alone (the one-statement claim): 3, then nothing until one ends, and not dry (no completion, no rest)
-      const one = yield* claim("org_m1", yield* dueOf(capped))
+      const one = yield* claim(ORG_M1, yield* dueOf(capped))
       assert.strictEqual(one.claimed.length, 3)
       assert.isFalse(one.more)
-      const none = yield* claim("org_m1", yield* dueOf(capped))
+      const none = yield* claim(ORG_M1, yield* dueOf(capped))
       assert.strictEqual(none.claimed.length, 0)
       assert.deepStrictEqual(none.completed, [])
       assert.strictEqual((yield* dueOf(capped)).length, 1, "a capped batch is still due")
       yield* finish(capped, 1)
-      assert.strictEqual((yield* claim("org_m1", yield* dueOf(capped))).claimed.length, 1)
+      assert.strictEqual((yield* claim(ORG_M1, yield* dueOf(capped))).claimed.length, 1)
       assert.strictEqual(yield* inFlight(capped), 3)
       // with another batch: the capped one takes none (at its cap), the other takes the org's 7 free lines
       const other = yield* createBatch(ORG_M1, 20)
-      const both = yield* claim("org_m1", [...(yield* dueOf(capped)), ...(yield* dueOf(other))])
+      const both = yield* claim(ORG_M1, [...(yield* dueOf(capped)), ...(yield* dueOf(other))])
       assert.strictEqual(both.claimed.filter((t) => t.batchCallId === capped).length, 0)
       assert.strictEqual(both.claimed.filter((t) => t.batchCallId === other).length, 7)
       // lines freed in both: the capped batch refills to its cap only
       yield* finish(capped, 2)
       yield* finish(other, 4)
-      const refill = yield* claim("org_m1", [...(yield* dueOf(capped)), ...(yield* dueOf(other))])
+      const refill = yield* claim(ORG_M1, [...(yield* dueOf(capped)), ...(yield* dueOf(other))])
       assert.strictEqual(refill.claimed.filter((t) => t.batchCallId === capped).length, 2)
       assert.strictEqual(refill.claimed.filter((t) => t.batchCallId === other).length, 4)
       assert.strictEqual(yield* inFlight(capped), 3)
@@ -213,7 +213,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       yield* addOrg(ORG_M2, 5)
       const id = yield* createBatch(ORG_M2, 20, { max_concurrency: 4, reserved_concurrency: 3 })
       // the reserve leaves 2 lines (5 - 3), fewer than the cap of 4
-      assert.strictEqual((yield* claim("org_m2", yield* dueOf(id))).claimed.length, 2)
+      assert.strictEqual((yield* claim(ORG_M2, yield* dueOf(id))).claimed.length, 2)
     }))
 
   // Four claim loops on their own connections, randomized (seeded) interleavings with a pause and with completions:
@@ -245,7 +245,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
                 while (late < 2) {
                   for (let i = yield* Random.nextIntBetween(0, 3); i > 0; i--) yield* Effect.yieldNow
                   const began = ++sequence
-                  const result = yield* claim("org_r1", due, 1 + (yield* Random.nextIntBetween(0, 3)), `w${w}`)
+                  const result = yield* claim(ORG_R1, due, 1 + (yield* Random.nextIntBetween(0, 3)), `w${w}`)
                   const at = yield* Ref.get(pausedAt)
                   if (at !== undefined && began > at) {
                     late++

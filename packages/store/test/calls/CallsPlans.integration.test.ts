@@ -1,5 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as CallsApiRepo from "../../src/calls/CallsApiRepo.ts"
@@ -11,7 +12,7 @@ import * as TestDatabase from "../../test-support/TestDatabase.ts"
 // CallsSeed. Statements are explained as the repository runs them (CallsApiRepo.listStatements, unprepared: planned
 // for their values). Which filters have an index is decision 0511.
 
-const BIG = "org-big"
+const BIG = OrgId.make("org-big")
 const NOW = 1_800_000_000_000
 const request = Schema.decodeUnknownSync(ListCallsBody)
 
@@ -109,7 +110,7 @@ layer(TestDatabase.layer, { timeout: 300_000 })("list-calls query plans on 260,0
   it.effect("the seed wrote every org's calls with the shape the plans rely on", () =>
     Effect.gen(function*() {
       const plans = [{ orgId: BIG, calls: 200_000 }]
-      for (let i = 0; i < 6; i++) plans.push({ orgId: `org-small-${i}`, calls: 10_000 })
+      for (let i = 0; i < 6; i++) plans.push({ orgId: OrgId.make(`org-small-${i}`), calls: 10_000 })
       yield* CallsSeed.load(plans, { now: NOW })
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ calls: string; big: string; in_flight: string; batches: string }>`

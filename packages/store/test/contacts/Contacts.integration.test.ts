@@ -158,9 +158,9 @@ layer(TestLayer)("ContactsRepo", (it) => {
       assert.strictEqual(updated.created_timestamp, T0)
       assert.strictEqual(updated.user_modified_timestamp, T0 + 5_000)
       assert.strictEqual(updated.phone_number, "+14155550104")
-      const search = yield* repo.list("org-update", listRequest({ search_query: "lindqvist" }))
+      const search = yield* repo.list(ORG_UPDATE, listRequest({ search_query: "lindqvist" }))
       assert.strictEqual(search.total, 1, "the search text follows the update")
-      const stale = yield* repo.list("org-update", listRequest({ search_query: "oslo" }))
+      const stale = yield* repo.list(ORG_UPDATE, listRequest({ search_query: "oslo" }))
       assert.strictEqual(stale.total, 0, "a cleared field is no longer searchable")
     }))
 
@@ -268,7 +268,7 @@ layer(TestLayer)("contacts table invariants", (it) => {
       assert.deepStrictEqual(yield* storedCount("org-upsert"), { maintained: 2, live: 2 })
       const fed = yield* repo.getByPhone(ORG_UPSERT, "+14155550111")
       assert.strictEqual(fed.conversation_count, 1)
-      const found = yield* repo.list("org-upsert", listRequest({ search_query: "550111" }))
+      const found = yield* repo.list(ORG_UPSERT, listRequest({ search_query: "550111" }))
       assert.strictEqual(found.total, 1, "a contact the call feed created is searchable")
     }))
 

@@ -136,7 +136,7 @@ const expected = (all: ReadonlyArray<Contact>, req: ListContactsRequest): Array<
   })
 }
 
-const allContacts = (orgId: string) =>
+const allContacts = (orgId: OrgId) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.unsafe<Parameters<typeof toContact>[0]>(
       `SELECT ${ContactsQuery.contactColumns} FROM contacts WHERE org_id = $1`,
@@ -144,7 +144,7 @@ const allContacts = (orgId: string) =>
     ).pipe(Effect.map((rows) => rows.map(toContact))))
 
 /** Every page of `body` through its pagination keys; checks total and has_more on each page. */
-const pageThrough = (orgId: string, body: Record<string, unknown>) =>
+const pageThrough = (orgId: OrgId, body: Record<string, unknown>) =>
   Effect.gen(function*() {
     const repo = yield* ContactsRepo
     const seen: Array<Contact> = []
@@ -423,7 +423,7 @@ layer(TestLayer, { timeout: 120_000 })("ContactsRepo.list", (it) => {
       yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES ('org-empty', 'empty', 0)`
       const repo = yield* ContactsRepo
       for (const body of [{}, { search_query: "a" }, { skip: 10 }]) {
-        const page = yield* repo.list("org-empty", request(body))
+        const page = yield* repo.list(OrgId.make("org-empty"), request(body))
         assert.deepStrictEqual([page.items.length, page.total, page.has_more], [0, 0, false])
       }
     }))

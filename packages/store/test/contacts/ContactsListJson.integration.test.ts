@@ -257,7 +257,9 @@ layer(TestLayer, { timeout: 180_000 })("ContactsRepo.listJson", (it) => {
       const request = decodeBody({})
       const bothWays = Effect.all([
         Effect.exit(repo.listJson(OrgId.make("org-marks"), request)),
-        Effect.exit(Effect.map(repo.list("org-marks", request), (page) => JSON.stringify(encodeResponse(page))))
+        Effect.exit(
+          Effect.map(repo.list(OrgId.make("org-marks"), request), (page) => JSON.stringify(encodeResponse(page)))
+        )
       ])
       yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES ('org-marks', 'marks', 0)`
       // [custom fields as stored, their JSON in the response or undefined when the page falls back]

@@ -1,4 +1,5 @@
 import { assert, layer } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { ListContactsBody } from "@svc/domain/models/ListContacts.ts"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -10,7 +11,7 @@ import * as TestDatabase from "../../test-support/TestDatabase.ts"
 // one org and 40,000 over 40 others (issue 4: "each query's plan checked with EXPLAIN"). Every
 // statement is explained the way the repository runs it: unprepared, so planned for its values.
 
-const BIG = "org-big"
+const BIG = OrgId.make("org-big")
 const request = Schema.decodeUnknownSync(ListContactsBody)
 
 interface PlanNode {
@@ -97,7 +98,7 @@ const assertCopyCount = (nodes: ReadonlyArray<PlanNode>) => {
 const setUp = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const plans = [{ orgId: BIG, contacts: 100_000 }]
-  for (let i = 0; i < 40; i++) plans.push({ orgId: `org-small-${i}`, contacts: 1_000 })
+  for (let i = 0; i < 40; i++) plans.push({ orgId: OrgId.make(`org-small-${i}`), contacts: 1_000 })
   for (const plan of plans) {
     yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${plan.orgId}, ${plan.orgId}, 0)`
   }

@@ -1,5 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { type BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -30,7 +31,7 @@ let orgs = 0
 const seedOrg = (limit: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgId = `org_caps_${process.pid}_${++orgs}`
+    const orgId = OrgId.make(`org_caps_${process.pid}_${++orgs}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                VALUES (${orgId}, 'caps', ${limit}, 0)`
     yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, ${FROM}, 0)`
@@ -38,7 +39,7 @@ const seedOrg = (limit: number) =>
   })
 
 let keys = 0
-const seedBatch = (orgId: string, numbers: ReadonlyArray<string>) =>
+const seedBatch = (orgId: OrgId, numbers: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const repo = yield* BatchCallsRepo
     const batch = yield* repo.create(
@@ -54,7 +55,7 @@ const seedBatch = (orgId: string, numbers: ReadonlyArray<string>) =>
   })
 
 /** Every group of these batches legal now, the FL group (the only one with a cap in these tests) capped at 3. */
-const legalityOf = (batchCallIds: ReadonlyArray<string>) =>
+const legalityOf = (batchCallIds: ReadonlyArray<BatchCallId>) =>
   Effect.gen(function*() {
     const repo = yield* DispatchRepo
     const groups = yield* repo.legalGroups(batchCallIds)
@@ -74,7 +75,7 @@ const legalityOf = (batchCallIds: ReadonlyArray<string>) =>
     return map
   })
 
-const dueOf = (orgId: string, now: number, batchCallId?: string) =>
+const dueOf = (orgId: OrgId, now: number, batchCallId?: string) =>
   Effect.gen(function*() {
     return (yield* (yield* DispatchRepo).findDue(now, 500)).due.filter((b) =>
       b.orgId === orgId && (batchCallId === undefined || b.batchCallId === batchCallId)
@@ -82,7 +83,7 @@ const dueOf = (orgId: string, now: number, batchCallId?: string) =>
   })
 
 /** One batch's claim, asked again while the org's lock is busy (the race makes claims wait for each other). */
-const claimBatch = (orgId: string, batch: DueBatch, now: number, legal: ReadonlyMap<string, BatchLegality>) =>
+const claimBatch = (orgId: OrgId, batch: DueBatch, now: number, legal: ReadonlyMap<string, BatchLegality>) =>
   Effect.gen(function*() {
     const repo = yield* DispatchRepo
     let result: ClaimResult
@@ -112,7 +113,7 @@ layer(Layers, { timeout: 120_000 })("DispatchRepo.claim with attempt caps", (it)
   it.effect("six workers racing for one FL number in six batches: exactly 3 attempts, the rest wait 24 h", () =>
     Effect.gen(function*() {
       const orgId = yield* seedOrg(50)
-      const batches: Array<string> = []
+      const batches: Array<BatchCallId> = []
       for (let i = 0; i < 6; i++) batches.push(yield* seedBatch(orgId, [MIAMI]))
       const legal = yield* legalityOf(batches)
       const due = yield* dueOf(orgId, NOW)

@@ -1,5 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { type BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -17,7 +18,7 @@ const seedBatches = (limit: number, batches: ReadonlyArray<{ tasks: number; rese
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BatchCallsRepo
-    const orgId = `org_claims_${++orgs}`
+    const orgId = OrgId.make(`org_claims_${++orgs}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                VALUES (${orgId}, 'claims', ${limit}, 0)`
     yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, '+14155550100', 0)`
@@ -299,7 +300,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
       // the plan PostgreSQL may switch a prepared statement to after five runs; the connection's counters not yet
       // reported (pg_stat_xact_user_tables, which also hold its earlier transactions' until they are flushed, and
       // are not flushed inside a transaction) show how the claim read the table
-      const scansOf = (org: string) =>
+      const scansOf = (org: OrgId) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
           const seqScans = sql<{ seq_scan: number; idx_scan: number; dnc_probes: number }>`
@@ -347,7 +348,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
         const plainOrg = yield* seedBatches(1_000, [{ tasks: 20, reserved: 0 }])
         yield* sql`ANALYZE suppressions`
         const due = (yield* repo.findDue(NOW, 100)).due
-        const scansOf = (org: string) =>
+        const scansOf = (org: OrgId) =>
           sql.withTransaction(Effect.gen(function*() {
             yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
             const read = sql<{ seq_scan: number; tuples: number }>`
@@ -386,7 +387,7 @@ layer(Layers, { timeout: 60_000 })("DispatchRepo.claim", (it) => {
         { tasks: 2_000, reserved: 0 },
         { tasks: 2_000, reserved: 0 }
       ])
-      const ids = (yield* sql<{ batch_call_id: string }>`
+      const ids = (yield* sql<{ batch_call_id: BatchCallId }>`
         SELECT batch_call_id FROM batch_calls WHERE org_id = ${orgId} ORDER BY total_task_count, batch_call_id`)
         .map((r) => r.batch_call_id)
       const [done, inFlight] = [ids[0]!, ids[1]!]

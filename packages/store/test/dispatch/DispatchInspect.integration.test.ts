@@ -56,7 +56,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
         VALUES ('org_i', 'c1', '+12125550002', true, 0, 0)`
       const repo = yield* BatchCallsRepo
       const batch = yield* repo.create(
-        "org_i",
+        ORG_I,
         "key",
         Schema.decodeUnknownSync(CreateBatchCallRequest)({
           from_number: "+14155550100",
@@ -128,7 +128,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
       yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES ('org_j', 'j', 10, 0)`
       yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES ('org_j', '+14155550100', 0)`
       const batch = yield* (yield* BatchCallsRepo).create(
-        "org_j",
+        ORG_J,
         "key",
         Schema.decodeUnknownSync(CreateBatchCallRequest)({
           from_number: "+14155550100",

@@ -1,5 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Data, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -31,7 +32,7 @@ const seedBatch = (limit: number, numbers: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BatchCallsRepo
-    const orgId = `org_legal_${process.pid}_${++orgs}`
+    const orgId = OrgId.make(`org_legal_${process.pid}_${++orgs}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                VALUES (${orgId}, 'legal', ${limit}, 0)`
     yield* sql`INSERT INTO phone_numbers (org_id, phone_number, created_timestamp) VALUES (${orgId}, ${FROM}, 0)`

@@ -6,6 +6,7 @@
 // pg_stat_xact_user_tables), with big tables around the rows the statement touches and fresh statistics.
 // The claim and the completion check have theirs in DispatchClaims.integration.test.ts.
 import { assert, layer } from "@effect/vitest"
+import { BatchCallId } from "@svc/domain/models/Ids.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -31,7 +32,7 @@ const seed = (batches: number, tasks: number) =>
     const orgId = `org_plans_${++orgs}`
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                VALUES (${orgId}, 'plans', 1000, 0)`
-    const ids = Array.from({ length: batches }, (_, i) => `${orgId}_batch_${i}`)
+    const ids = Array.from({ length: batches }, (_, i) => BatchCallId.make(`${orgId}_batch_${i}`))
     yield* sql`
       INSERT INTO batch_calls (batch_call_id, org_id, api_key_id, from_number, scheduled_timestamp, status,
         total_task_count, next_dispatch_at, created_timestamp)

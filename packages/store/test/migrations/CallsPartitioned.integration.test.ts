@@ -5,6 +5,7 @@
 // next page after it, and the sequence goes on where it stopped.
 import { assert, describe, it } from "@effect/vitest"
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Migrator from "effect/sql/Migrator"
@@ -17,6 +18,7 @@ import * as CallsSeed from "../../test-support/CallsSeed.ts"
 import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
 const NOW = 1_800_000_000_000
+const ORG_M1 = OrgId.make("org_m1")
 const listBody = Schema.decodeUnknownSync(ListCallsBody)
 
 const emptyDatabase = Effect.gen(function*() {
@@ -82,7 +84,7 @@ const BODIES = [
 ]
 
 /** Every page of `body` for the org, following the keys. */
-const walk = (orgId: string, body: Record<string, unknown>) =>
+const walk = (orgId: OrgId, body: Record<string, unknown>) =>
   Effect.gen(function*() {
     const api = yield* CallsApiRepo
     const pages: Array<ReadonlyArray<unknown>> = []
@@ -98,7 +100,7 @@ const walk = (orgId: string, body: Record<string, unknown>) =>
   })
 
 /** The page each key leads to. */
-const pagesOf = (orgId: string, body: Record<string, unknown>, keys: ReadonlyArray<string>) =>
+const pagesOf = (orgId: OrgId, body: Record<string, unknown>, keys: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const api = yield* CallsApiRepo
     return yield* Effect.forEach(keys, (key) =>
@@ -129,7 +131,7 @@ describe("migration 0035 on a populated calls table", () => {
           })
         )
         const rowsBefore = yield* onPool(url, allRows)
-        const walksBefore = yield* onApi(url, Effect.forEach(BODIES, (body) => walk("org_m1", body)))
+        const walksBefore = yield* onApi(url, Effect.forEach(BODIES, (body) => walk(ORG_M1, body)))
         const [seqBefore] = yield* onPool(
           url,
           Effect.flatMap(
@@ -199,7 +201,7 @@ describe("migration 0035 on a populated calls table", () => {
         for (const [i, body] of BODIES.entries()) {
           const before = walksBefore[i]!
           assert.isAtLeast(before.keys.length, 3, JSON.stringify(body))
-          const after = yield* onApi(url, pagesOf("org_m1", body, before.keys))
+          const after = yield* onApi(url, pagesOf(ORG_M1, body, before.keys))
           assert.deepStrictEqual(after, before.pages.slice(1), JSON.stringify(body))
         }
 

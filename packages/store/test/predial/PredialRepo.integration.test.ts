@@ -1,6 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { OrgId } from "@svc/domain/models/Ids.ts"
+import { type BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -63,7 +63,7 @@ const seedBatch = (orgId: OrgId, numbers: ReadonlyArray<string>, body: Record<st
   })
 
 /** Every group legal, the FL group capped at 3 (as the dispatcher passes them). */
-const legalityOf = (batchCallId: string) =>
+const legalityOf = (batchCallId: BatchCallId) =>
   Effect.gen(function*() {
     const groups = yield* (yield* DispatchRepo).legalGroups([batchCallId])
     return new Map<string, BatchLegality>([[batchCallId, {
@@ -73,7 +73,7 @@ const legalityOf = (batchCallId: string) =>
     }]])
   })
 
-const claim = (orgId: OrgId, batchCallId: string, now: number, owner = "w1") =>
+const claim = (orgId: OrgId, batchCallId: BatchCallId, now: number, owner = "w1") =>
   Effect.gen(function*() {
     const repo = yield* DispatchRepo
     const due = (yield* repo.findDue(now, 500)).due.filter((b) => b.batchCallId === batchCallId)

@@ -1,6 +1,7 @@
 // Webhook housekeeping (decision 0524, migration 0019): finished events older than the retention go, pending ones
 // and recent ones stay; secrets older than an org's current one go, the current and the next stay.
 import { assert, layer } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { WebhooksRepo } from "../../src/webhooks/WebhooksRepo.ts"
@@ -14,7 +15,7 @@ let serial = 0
 
 const newOrg = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const orgId = `org_prune_${++serial}`
+  const orgId = OrgId.make(`org_prune_${++serial}`)
   yield* sql`INSERT INTO orgs (org_id, name, created_timestamp) VALUES (${orgId}, 'o', 0)`
   return orgId
 })
