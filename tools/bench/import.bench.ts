@@ -10,6 +10,7 @@
 // cloned from one migrated template, in alternating order, on an embedded PostgreSQL with the settings of
 // contacts.bench.ts (removed at the end). Both include the index rebuild and VACUUM (ANALYZE). Prints the medians
 // and the ratio; the exit code is 0 either way (a loaded machine is not a regression).
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Importer } from "@svc/server/admin/Import.ts"
 import * as ContactSeed from "@svc/store/contacts/ContactSeed.ts"
 import * as Database from "@svc/store/db/Database.ts"
@@ -25,7 +26,7 @@ import { argument, median } from "./support/BenchSupport.ts"
 const scale = Number(process.env["IMPORT_BENCH_SCALE"] ?? 1)
 const COUNT = Math.round(1_000_000 * scale)
 const ROUNDS = argument("rounds", 5)
-const ORG = "org-import"
+const ORG = OrgId.make("org-import")
 const SEED = 1
 const NOW = 1_780_000_000_000
 

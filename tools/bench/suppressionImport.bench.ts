@@ -14,6 +14,7 @@
 // Each round loads both into a fresh database cloned from one migrated template, in alternating order, on an
 // embedded PostgreSQL with svc's own settings (npm start's), removed at the end. Prints the medians, the ratio and
 // the goal; the exit code is 0 either way (a loaded machine is not a regression).
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Importer } from "@svc/server/admin/Import.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
@@ -37,7 +38,7 @@ const { from: copyFrom } = createRequire(import.meta.url)("pg-copy-streams") as 
 
 const COUNT = Number(process.env["SUPPRESSION_BENCH_NUMBERS"] ?? 10_000_000)
 const ROUNDS = argument("rounds", 3)
-const ORG = "org-suppressions"
+const ORG = OrgId.make("org-suppressions")
 const GOAL_MS = 120_000
 
 const log = (line: string) => process.stderr.write(`${line}\n`)

@@ -107,7 +107,7 @@ export interface ImportOptions {
 
 export class Importer extends Context.Service<Importer, {
   readonly importFile: (
-    orgId: string,
+    orgId: OrgId,
     kind: Kind,
     file: string,
     options?: ImportOptions
@@ -118,11 +118,9 @@ export class Importer extends Context.Service<Importer, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return Importer.of({
-        importFile: Effect.fn("Importer.importFile")(function*(id, kind, file, options?: ImportOptions) {
-          const found = yield* sql`SELECT 1 FROM orgs WHERE org_id = ${id}`.pipe(Effect.orDie)
-          if (found.length === 0) return yield* new ImportFailed({ message: `no org ${id}` })
-          // It names an existing org, so it is branded here (the parameter stays a string: benchmarks pass literal ids).
-          const orgId = id as OrgId
+        importFile: Effect.fn("Importer.importFile")(function*(orgId, kind, file, options?: ImportOptions) {
+          const found = yield* sql`SELECT 1 FROM orgs WHERE org_id = ${orgId}`.pipe(Effect.orDie)
+          if (found.length === 0) return yield* new ImportFailed({ message: `no org ${orgId}` })
           if (kind === "contacts") {
             const now = yield* Clock.currentTimeMillis
             return yield* Effect.scoped(Effect.gen(function*() {

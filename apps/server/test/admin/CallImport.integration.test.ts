@@ -2,6 +2,7 @@
 // get-call shape read back unchanged through call_json, the contacts they belong to are updated as the contact feed
 // does, and everything svc cannot keep is refused with its line, all or nothing.
 import { assert, layer } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -31,7 +32,12 @@ const importCalls = (orgId: string, lines: ReadonlyArray<unknown>, chunkSize?: n
   Effect.flatMap(
     Importer,
     (importer) =>
-      importer.importFile(orgId, "calls", fileOf(lines), chunkSize === undefined ? undefined : { chunkSize })
+      importer.importFile(
+        OrgId.make(orgId),
+        "calls",
+        fileOf(lines),
+        chunkSize === undefined ? undefined : { chunkSize }
+      )
   )
 
 const callJson = (orgId: string, callId: string) =>

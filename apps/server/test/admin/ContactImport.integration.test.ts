@@ -50,7 +50,7 @@ const countOf = (orgId: string) =>
   )
 
 const importFile = (orgId: string, file: string, options?: Parameters<Importer["Service"]["importFile"]>[3]) =>
-  Effect.flatMap(Importer, (importer) => importer.importFile(orgId, "contacts", file, options))
+  Effect.flatMap(Importer, (importer) => importer.importFile(OrgId.make(orgId), "contacts", file, options))
 
 const failure = (orgId: string, lines: ReadonlyArray<unknown>) =>
   Effect.map(Effect.flip(importFile(orgId, fileOf(lines))), (error) => error.message)

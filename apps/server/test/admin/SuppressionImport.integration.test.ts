@@ -3,6 +3,7 @@
 // +1 and the ten digits, CSV and JSON Lines as given; a bad line anywhere aborts the file naming its line and the rule,
 // with nothing imported, also when earlier chunks were already inserted; repeats in the file go in once.
 import { assert, layer } from "@effect/vitest"
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import * as TestDatabase from "@svc/store/test-support/TestDatabase.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -31,7 +32,7 @@ const addOrg = (orgId: string) =>
   )
 
 const importFile = (orgId: string, file: string, options?: ImportOptions) =>
-  Effect.flatMap(Importer, (importer) => importer.importFile(orgId, "suppressions", file, options))
+  Effect.flatMap(Importer, (importer) => importer.importFile(OrgId.make(orgId), "suppressions", file, options))
 
 const listOf = (orgId: string) =>
   Effect.flatMap(
