@@ -3,6 +3,7 @@
  * chunk (BackfillRunnerRepo: one transaction per chunk, counters visible to the status endpoint as it goes), and
  * idles when none is waiting. On shutdown it lets go of the job it holds, for another worker to resume at once.
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { BackfillRunnerRepo, type RunningBackfill } from "@svc/store/backfill/BackfillRunnerRepo.ts"
 import { Clock, Context, Effect, Layer, Option, Queue } from "effect"
 import { DatabaseHealth } from "../runtime/DatabaseHealth.ts"
@@ -11,7 +12,7 @@ import * as SchedulerMetrics from "../runtime/SchedulerMetrics.ts"
 
 /** @category models */
 export interface RunReport {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly succeeded: number
   readonly failed: number
   /** `false` when the worker lost the job to another (its lease had expired). */

@@ -81,7 +81,7 @@ export type Verdict =
  */
 export interface ClaimedAttempt {
   readonly taskId: string
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly claimedAt: number
 }
 
