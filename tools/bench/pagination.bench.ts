@@ -9,6 +9,7 @@
 // each round, so background load on a shared machine hits both alike and the ratio stays meaningful.
 // The target is 200,000 ops/s; the table says whether each workload meets it (the exit code is 0
 // either way: a loaded machine is not a regression).
+import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Buffer } from "node:buffer"
 import * as os from "node:os"
 import {
@@ -49,11 +50,12 @@ interface Workload {
 }
 
 const POSITIONS = 1024
+const ORG = OrgId.make("org_7f3a9c21")
 const workloads: ReadonlyArray<Workload> = [
   {
     name: "contacts (ms timestamp, uuid)",
     context: {
-      orgId: "org_7f3a9c21",
+      orgId: ORG,
       queryFingerprint: queryFingerprint({
         resource: "contacts",
         sort_order: "desc",
@@ -69,7 +71,7 @@ const workloads: ReadonlyArray<Workload> = [
   {
     name: "batch tests (ms timestamp, 24-char id)",
     context: {
-      orgId: "org_7f3a9c21",
+      orgId: ORG,
       queryFingerprint: queryFingerprint({ resource: "batch-tests", type: "svc-llm", llm_id: "llm_1", version: 3 })
     },
     positions: Array.from({ length: POSITIONS }, () => ({
@@ -79,7 +81,7 @@ const workloads: ReadonlyArray<Workload> = [
   },
   {
     name: "string sort value, not a spec sort (name, uuid)",
-    context: { orgId: "org_7f3a9c21", queryFingerprint: queryFingerprint({ resource: "contacts", sort: "name" }) },
+    context: { orgId: ORG, queryFingerprint: queryFingerprint({ resource: "contacts", sort: "name" }) },
     positions: Array.from({ length: POSITIONS }, (_, i) => ({ sortValue: `Anna Maria ${i}`, id: uuid() }))
   }
 ]

@@ -19,6 +19,7 @@
  * or one of those errors and never throws. Layout and rotation: docs/decisions/0102-cursor-keys.md.
  */
 import { type Brand, type Order, Redacted, Result, Schema } from "effect"
+import type { OrgId } from "./models/Ids.ts"
 import * as Base64Url from "./Pagination/Base64Url.ts"
 import * as Binary from "./Pagination/Binary.ts"
 import { canonicalJson } from "./Pagination/CanonicalJson.ts"
@@ -84,7 +85,7 @@ export type QueryFingerprint = Brand.Branded<string, "QueryFingerprint">
  * @category models
  */
 export interface CursorContext {
-  readonly orgId: string
+  readonly orgId: OrgId
   readonly queryFingerprint: QueryFingerprint
 }
 

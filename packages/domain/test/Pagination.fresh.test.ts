@@ -4,10 +4,14 @@
 // 0102, every position within maxKeyLength round-trips exactly.
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
+import { OrgId } from "../src/models/Ids.ts"
 import { type CursorContext, type CursorPosition, makeCursorCodec, queryFingerprint } from "../src/Pagination.ts"
 
 const codec = makeCursorCodec({ secret: "test secret: 32 bytes or more, never used in production" })
-const context: CursorContext = { orgId: "org_1", queryFingerprint: queryFingerprint({ resource: "contacts" }) }
+const context: CursorContext = {
+  orgId: OrgId.make("org_1"),
+  queryFingerprint: queryFingerprint({ resource: "contacts" })
+}
 
 describe("Pagination keys, the first ones a process mints", () => {
   // Near maxKeyLength (3,072 bytes), with characters of three UTF-8 bytes: about 3 KB of buffer at once.

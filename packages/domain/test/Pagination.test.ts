@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Redacted, Result, Schema } from "effect"
+import { OrgId } from "../src/models/Ids.ts"
 import {
   type CursorContext,
   CursorError,
@@ -27,7 +28,7 @@ const fromHex = (value: string): Uint8Array => Uint8Array.from(value.match(/../g
 const SECRET = "test secret: 32 bytes or more, never used in production"
 const OTHER_SECRET = "another secret of at least thirty-two bytes"
 const contactsQuery = { resource: "contacts", sort_order: "desc", search_query: "ann" }
-const context: CursorContext = { orgId: "org_1", queryFingerprint: queryFingerprint(contactsQuery) }
+const context: CursorContext = { orgId: OrgId.make("org_1"), queryFingerprint: queryFingerprint(contactsQuery) }
 const codec = makeCursorCodec({ secret: SECRET })
 const position: Position = { sortValue: 1_718_123_456_789, id: "3f2b1c9e-8d7a-4b6f-9e0d-1a2b3c4d5e6f" }
 
@@ -227,7 +228,8 @@ describe("CursorCodec", () => {
     "decodes every key to the position it was minted from",
     [CursorPosition, Schema.String, Schema.Unknown],
     ([minted, orgId, query]) => {
-      const bound: CursorContext = { orgId, queryFingerprint: queryFingerprint(query) }
+      // any text binds a key, the empty and over-long ones too: a type-level brand only, so the property keeps them
+      const bound: CursorContext = { orgId: orgId as OrgId, queryFingerprint: queryFingerprint(query) }
       assert.deepStrictEqual(codec.decode(codec.encode(minted, bound), bound), Result.succeed(minted))
     },
     { timeout: 15_000, arbitrary: { runs: 500 } }
@@ -322,7 +324,7 @@ describe("CursorCodec", () => {
 
   it("refuses a key minted for another organization", () => {
     const key = codec.encode(position, context)
-    assert.strictEqual(failureTag(codec.decode(key, { ...context, orgId: "org_2" })), "CursorForeign")
+    assert.strictEqual(failureTag(codec.decode(key, { ...context, orgId: OrgId.make("org_2") })), "CursorForeign")
   })
 
   it("refuses a key used with another query", () => {
@@ -386,7 +388,7 @@ describe("CursorCodec", () => {
     const refusals = [
       codec.decode("%%%", context),
       codec.decode(makeCursorCodec({ secret: OTHER_SECRET }).encode(position, context), context),
-      codec.decode(key, { ...context, orgId: "org_2" }),
+      codec.decode(key, { ...context, orgId: OrgId.make("org_2") }),
       codec.decode(key, { ...context, queryFingerprint: queryFingerprint({}) }),
       codec.decode(Base64Url.encode(bytes), context)
     ]
@@ -581,7 +583,10 @@ describe("Pagination keys, as decision 0102 lays them out", () => {
       codec.encode({ sortValue: 0.5, id: "a" }, context),
       keyOf([2, 0x3f, 0xe0, 0, 0, 0, 0, 0, 0, 1, 0x61])
     )
-    const other: CursorContext = { orgId: "org_other", queryFingerprint: queryFingerprint({ resource: "batch-tests" }) }
+    const other: CursorContext = {
+      orgId: OrgId.make("org_other"),
+      queryFingerprint: queryFingerprint({ resource: "batch-tests" })
+    }
     assert.strictEqual(codec.encode({ sortValue: 5, id: "ab" }, other), keyOf([1, 10, 2, 0x61, 0x62], other))
     assert.deepStrictEqual(
       codec.decode(keyOf([1, 10, 2, 0x61, 0x62]), context),

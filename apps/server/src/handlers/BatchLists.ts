@@ -9,6 +9,7 @@ import { CurrentOrg } from "@svc/api/Authorization.ts"
 import { badRequest, notFound } from "@svc/api/Errors.ts"
 import { progressOf } from "@svc/domain/compliance/BatchProgressLegalHours.ts"
 import { ListBatchCallsBody, ListBatchCallTasksBody } from "@svc/domain/models/BatchCallLists.ts"
+import { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { BatchCallLists } from "@svc/store/batches/BatchCallLists.ts"
 import { Clock, Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -38,7 +39,8 @@ export const layer = HttpApiBuilder.group(
         Effect.gen(function*() {
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
-          return yield* lists.tasks(orgId, params.batch_call_id, payload ?? emptyTasks, now).pipe(
+          // the path is IdText (1 to 255 characters), the brand's own check: make never refuses what it decoded
+          return yield* lists.tasks(orgId, BatchCallId.make(params.batch_call_id), payload ?? emptyTasks, now).pipe(
             Effect.catchTags({
               BatchListKeyInvalid: refusedKey,
               BatchCallNotFound: (error) => Effect.fail(notFound(error.message))

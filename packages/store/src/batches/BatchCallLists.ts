@@ -22,6 +22,7 @@ import type {
   ListBatchCallsRequest,
   ListBatchCallTasksRequest
 } from "@svc/domain/models/BatchCallLists.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import * as Pagination from "@svc/domain/Pagination.ts"
 import { Context, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -101,7 +102,7 @@ const createdCondition = (f: NonNullable<BatchCallFilterCriteria["created_timest
  * @category encoding
  */
 export const batchCallsStatement = (
-  orgId: string,
+  orgId: OrgId,
   request: ListBatchCallsRequest,
   after: Pagination.CursorPosition | undefined
 ): Statement => {
@@ -135,8 +136,8 @@ export const batchCallsStatement = (
  * @category encoding
  */
 export const tasksStatement = (
-  orgId: string,
-  batchCallId: string,
+  orgId: OrgId,
+  batchCallId: BatchCallId,
   request: ListBatchCallTasksRequest,
   after: Pagination.CursorPosition | undefined,
   now: number
@@ -208,7 +209,7 @@ export const batchCallsFingerprint = (request: ListBatchCallsRequest): Paginatio
  * @category encoding
  */
 export const tasksFingerprint = (
-  batchCallId: string,
+  batchCallId: BatchCallId,
   request: ListBatchCallTasksRequest
 ): Pagination.QueryFingerprint =>
   Pagination.queryFingerprint({
@@ -261,13 +262,13 @@ const PROGRESS_CONCURRENCY = 4
  */
 export class BatchCallLists extends Context.Service<BatchCallLists, {
   readonly batchCalls: (
-    orgId: string,
+    orgId: OrgId,
     request: ListBatchCallsRequest,
     now: number
   ) => Effect.Effect<BatchCallsPage, BatchListKeyInvalid>
   readonly tasks: (
-    orgId: string,
-    batchCallId: string,
+    orgId: OrgId,
+    batchCallId: BatchCallId,
     request: ListBatchCallTasksRequest,
     now: number
   ) => Effect.Effect<BatchCallTasksPage, BatchListKeyInvalid | BatchCallNotFound>
@@ -295,10 +296,10 @@ export class BatchCallLists extends Context.Service<BatchCallLists, {
           sql.unsafe<A>(statement.text, statement.params as Array<never>).pipe(Effect.orDie)
 
         const batchCalls = Effect.fn("BatchCallLists.batchCalls")(
-          function*(orgId: string, request: ListBatchCallsRequest, now: number) {
+          function*(orgId: OrgId, request: ListBatchCallsRequest, now: number) {
             const context = { orgId, queryFingerprint: batchCallsFingerprint(request) }
             const after = yield* resume(request.pagination_key, context, "list-batch-calls")
-            const rows = yield* run<{ batch_call_id: string; created_timestamp: number }>(
+            const rows = yield* run<{ batch_call_id: BatchCallId; created_timestamp: number }>(
               batchCallsStatement(orgId, request, after)
             )
             const page = Pagination.keysetPage(rows, request.limit, (r) => ({
@@ -325,7 +326,7 @@ export class BatchCallLists extends Context.Service<BatchCallLists, {
         )
 
         const tasks = Effect.fn("BatchCallLists.tasks")(
-          function*(orgId: string, batchCallId: string, request: ListBatchCallTasksRequest, now: number) {
+          function*(orgId: OrgId, batchCallId: BatchCallId, request: ListBatchCallTasksRequest, now: number) {
             const context = { orgId, queryFingerprint: tasksFingerprint(batchCallId, request) }
             const after = yield* resume(request.pagination_key, context, "list-batch-call-tasks")
             const rows = yield* run<TaskRow>(tasksStatement(orgId, batchCallId, request, after, now))
