@@ -9,6 +9,7 @@
 // temporary directory. Both paths start from the same decoded request in memory and end with the rows committed;
 // they alternate (and swap order each round) after a CHECKPOINT, so background load and WAL state hit both alike.
 // Prints a Markdown table of medians; the exit code is 0 either way (a loaded machine is not a regression).
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -80,7 +81,11 @@ const decodeMs = performance.now() - decodeStarted
 const viaRepo = () =>
   run(Effect.gen(function*() {
     const repo = yield* BatchCallsRepo
-    return yield* repo.create(orgId, "bench_key", request, { maxTasks: taskCount, retryCount: 0 })
+    return yield* repo.create(orgId, "bench_key", request, {
+      maxTasks: taskCount,
+      legalGrouper: () => new LegalGrouper(),
+      retryCount: 0
+    })
   }))
 
 // COPY text format: backslash, tab, newline and carriage return escaped; \N is NULL.

@@ -15,6 +15,7 @@
 //   unregistered  the claim inserts no call row (as before issue 13): the record inserts it (its fallback path)
 // Prints µs per task of each statement (medians of the rounds) and of PostgreSQL's execution as
 // pg_stat_statements sees it, and the share of HOT updates of calls.
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
@@ -129,7 +130,10 @@ const roundOf = (name: string) =>
         svc_llm_dynamic_variables: { first_name: `Customer ${i}` }
       }))
     })
-    const batch = yield* (yield* BatchCallsRepo).create(orgId, "bench_key", request, { maxTasks: taskCount }).pipe(
+    const batch = yield* (yield* BatchCallsRepo).create(orgId, "bench_key", request, {
+      maxTasks: taskCount,
+      legalGrouper: () => new LegalGrouper()
+    }).pipe(
       Effect.orDie
     )
     yield* sql`SELECT pg_stat_statements_reset()`

@@ -16,6 +16,7 @@
 // are set completed (untimed), so the org's in-flight count, which each claim reads, starts at 0 each round. Medians
 // over the rounds. Embedded PostgreSQL with svc's own settings (npm start's) in a temporary directory, removed at the
 // end. Prints a Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -126,7 +127,7 @@ const drain = (orgId: OrgId) =>
         from_number: "+14155550100",
         tasks: batchNumbers.map((to_number) => ({ to_number }))
       }),
-      { maxTasks: TASKS }
+      { maxTasks: TASKS, legalGrouper: () => new LegalGrouper() }
     ).pipe(Effect.orDie)
     // the batch is due from its creation (the live clock's): claims run a minute on
     const now = Date.now() + 60_000

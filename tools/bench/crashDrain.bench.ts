@@ -17,6 +17,7 @@
 //
 // `--kill-after`: tasks finished before the kill. Runs on DATABASE_URL when set, else on an embedded PostgreSQL in a
 // temporary directory. Prints a Markdown table of medians.
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -68,7 +69,10 @@ const seedBatch = () =>
       }))
     })
     const repo = yield* BatchCallsRepo
-    const batch = yield* repo.create(orgId, "bench_key", request, { maxTasks: taskCount }).pipe(Effect.orDie)
+    const batch = yield* repo.create(orgId, "bench_key", request, {
+      maxTasks: taskCount,
+      legalGrouper: () => new LegalGrouper()
+    }).pipe(Effect.orDie)
     return batch.batch_call_id
   }))
 

@@ -20,6 +20,7 @@
 // Medians over the rounds of the per-round medians; ratios single / before and parted / before, also as the median
 // of the rounds' own ratios. While retention drops the month, a reader of `calls` (another connection, one indexed
 // row of another org every 2 ms) records its longest wait: what the drop costs everyone else. Prints Markdown; exit code 0 either way (a loaded machine is not a regression).
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import * as Outcome from "@svc/domain/dispatch/Outcome.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
@@ -296,7 +297,7 @@ const drain = (side: typeof SIDES[number]) =>
         from_number: "+14155550100",
         tasks: numbers.map((to_number) => ({ to_number }))
       }),
-      { maxTasks: TASKS }
+      { maxTasks: TASKS, legalGrouper: () => new LegalGrouper() }
     ).pipe(Effect.orDie)
     const due = (yield* repo.findDue(NOW, 1_000)).due.filter((b) => b.batchCallId === batch.batch_call_id)
     if (due.length !== 1) throw new Error(`${side}: batch ${batch.batch_call_id} not due`)

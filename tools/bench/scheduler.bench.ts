@@ -19,6 +19,7 @@
 //
 // Runs on DATABASE_URL when set (bench orgs are added and removed), else on an embedded PostgreSQL in a temporary
 // directory. Prints a Markdown table; the exit code is 0 either way (a loaded machine is not a regression).
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { constraintOf } from "@svc/domain/compliance/LegalGroups.ts"
 import { isLegalAt } from "@svc/domain/compliance/LegalHours.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
@@ -196,7 +197,10 @@ const seedBatch = (
         svc_llm_dynamic_variables: { first_name: `Customer ${i}` }
       }))
     })
-    const batch = yield* repo.create(orgId, "bench_key", request, { maxTasks: count }).pipe(Effect.orDie)
+    const batch = yield* repo.create(orgId, "bench_key", request, {
+      maxTasks: count,
+      legalGrouper: () => new LegalGrouper()
+    }).pipe(Effect.orDie)
     return { orgId, batchCallId: batch.batch_call_id }
   }))
 

@@ -9,6 +9,7 @@
 //
 //   npm run bench:twilio   (BENCH_TASKS=1000 BENCH_ROUNDS=5 by default; BENCH_NODE_FLAGS="--cpu-prof
 //   --cpu-prof-dir=DIR" profiles the workers and the server, tools/bench/cpuProfileSummary.ts reads the profiles)
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -130,7 +131,7 @@ try {
             to_number: `+4420${String(serial % 100).padStart(2, "0")}${String(i).padStart(6, "0")}`
           }))
         }),
-        { maxTasks: tasks }
+        { maxTasks: tasks, legalGrouper: () => new LegalGrouper() }
       ).pipe(Effect.orDie)
       return batch.batch_call_id
     }))

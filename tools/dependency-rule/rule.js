@@ -159,15 +159,7 @@ export const typeOnlyImports = [
  * dependency rule"). The list only shrinks: `npm run check:deps` fails on an entry whose file no longer makes that
  * import, and on any value import not listed.
  */
-export const typeOnlyPending = [
-  {
-    file: "packages/store/src/batches/TaskPreparer.ts",
-    spec: "@svc/domain/compliance/LegalGroups.ts",
-    moves: "the default LegalGrouper of a create given none: the server's handler and the store's fixtures pass " +
-      "theirs (CreateOptions.legalGrouper, fed the contacts' locations the create reads in its transaction); once " +
-      "tools/bench's creates pass one too, the option becomes required and the default goes"
-  }
-]
+export const typeOnlyPending = []
 
 /** The verdict of rule 3 on one import (`typeOnly`: erased when compiled). */
 export const typeOnlyViolation = (relativePath, spec, typeOnly) => {

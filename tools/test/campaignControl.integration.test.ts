@@ -9,6 +9,7 @@
 // - no number was dialled after its suppression committed unless its task was already claimed, and those tasks
 //   ended `skipped` with `suppressed (test)`.
 import { assert, describe, it } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
@@ -61,7 +62,7 @@ describe("campaign control across four workers", () => {
                 ),
                 ...extra
               }),
-              { maxTasks: TASKS }
+              { maxTasks: TASKS, legalGrouper: () => new LegalGrouper() }
             ).pipe(Effect.orDie, Effect.map((b) => b.batch_call_id))
           const capped = yield* create("20", { max_concurrency: CAP })
           const other = yield* create("21", {})

@@ -4,6 +4,7 @@
 // simulated carrier's own records (every dial request it received, shared by all processes), none was lost, and the
 // org's calls in flight, sampled every few milliseconds throughout, never exceeded its limit.
 import { assert, describe, it } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -54,7 +55,7 @@ describe("svc-scheduler crash test", () => {
               reserved_concurrency: RESERVED,
               tasks: Array.from({ length: TASKS }, (_, i) => ({ to_number: `+4420${String(i).padStart(8, "0")}` }))
             }),
-            { maxTasks: TASKS }
+            { maxTasks: TASKS, legalGrouper: () => new LegalGrouper() }
           ).pipe(Effect.orDie)
 
           const workers: Array<Worker> = []

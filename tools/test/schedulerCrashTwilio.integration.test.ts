@@ -10,6 +10,7 @@
 // task finished with its call recorded, the org's calls in flight never exceeded its limit (at the double and in
 // the tasks), and call creation never exceeded SVC_CARRIER_CPS in any second.
 import { assert, describe, it } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -145,7 +146,7 @@ describe("svc-scheduler crash test through the Twilio adapter", () => {
               reserved_concurrency: RESERVED,
               tasks: numbers.map((to_number) => ({ to_number }))
             }),
-            { maxTasks: TASKS }
+            { maxTasks: TASKS, legalGrouper: () => new LegalGrouper() }
           ).pipe(Effect.orDie)
 
           const workers: Array<Child> = []

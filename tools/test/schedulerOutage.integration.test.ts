@@ -14,6 +14,7 @@
 //    cleanly (exit 0, "dispatcher stopped", no stack), and a worker started after the database is back finishes the
 //    batch through the leases the first one left, dialling no one twice.
 import { assert, describe, it } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -128,7 +129,7 @@ const withBatch = <A, E>(
           from_number: "+14155550100",
           tasks: Array.from({ length: tasks }, (_, i) => ({ to_number: `+4420${String(i).padStart(8, "0")}` }))
         }),
-        { maxTasks: tasks }
+        { maxTasks: tasks, legalGrouper: () => new LegalGrouper() }
       ).pipe(Effect.orDie)
       const query = <B>(statement: Effect.Effect<B, unknown>) =>
         statement.pipe(Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 100 }), Effect.orDie)

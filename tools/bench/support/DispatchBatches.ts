@@ -1,6 +1,7 @@
 // Batches for benchmarks of svc-scheduler processes: a fresh org per batch with distinct numbers, the batch's status,
 // the contact feed's queue, a checkpoint. Copied from tools/bench/scheduler.bench.ts (its `seedBatch` without the
 // window and legal-hours variants, `batchStatus`, `feedQueue`, `checkpoint`), which keeps its own copy unchanged.
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -68,7 +69,10 @@ export const makeDispatchBatches = (
           svc_llm_dynamic_variables: { first_name: `Customer ${i}` }
         }))
       })
-      const batch = yield* repo.create(orgId, "bench_key", request, { maxTasks: count }).pipe(Effect.orDie)
+      const batch = yield* repo.create(orgId, "bench_key", request, {
+        maxTasks: count,
+        legalGrouper: () => new LegalGrouper()
+      }).pipe(Effect.orDie)
       return { orgId, batchCallId: batch.batch_call_id }
     }))
 

@@ -2,6 +2,7 @@
 // and paused batches of every org, as the API reports them; cancelled and completed ones are not counted. Real
 // PostgreSQL; counted as differences from a first sample, since the database is shared with the file's other tests.
 import { assert, describe, it } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
@@ -32,7 +33,8 @@ describe("BatchGauges", () => {
       const sql = yield* SqlClient.SqlClient
       const create = Effect.map(
         batches.create(orgId, "key", request({ from_number: FROM, tasks: [{ to_number: freshNumber() }] }), {
-          maxTasks: 10
+          maxTasks: 10,
+          legalGrouper: () => new LegalGrouper()
         }).pipe(Effect.orDie),
         (b) => b.batch_call_id
       )

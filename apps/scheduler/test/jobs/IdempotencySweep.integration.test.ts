@@ -3,6 +3,7 @@
 // have passed (24 h for an Idempotency-Key, 10 minutes for a keyless request: docs/api.md), instead of one row per
 // request forever. Real PostgreSQL; the sweep is the worker's own loop, woken by the clock.
 import { assert, describe, it } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { makeSleepWatch, waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import { BatchCallsRepo, IDEMPOTENCY_KEY_TTL_MS, RETRY_WINDOW_MS } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -49,8 +50,12 @@ describe("IdempotencySweep", () => {
         const seen: Array<{ day: number; keys: number; recent: number }> = []
         for (let step = 1; step <= (DAYS * 86_400_000) / STEP; step++) {
           const body = () => request({ from_number: FROM, tasks: [{ to_number: freshNumber() }] })
-          yield* repo.create(orgId, "key_test", body(), { maxTasks: 10, idempotencyKey: `idem-${step}` })
-          yield* repo.create(orgId, "key_test", body(), { maxTasks: 10 })
+          yield* repo.create(orgId, "key_test", body(), {
+            maxTasks: 10,
+            legalGrouper: () => new LegalGrouper(),
+            idempotencyKey: `idem-${step}`
+          })
+          yield* repo.create(orgId, "key_test", body(), { maxTasks: 10, legalGrouper: () => new LegalGrouper() })
           yield* asleepAfter(step)
           yield* TestClock.adjust(STEP)
           const now = T0 + step * STEP

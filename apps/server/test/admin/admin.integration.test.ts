@@ -1,6 +1,7 @@
 // The admin CLI as an operator runs it: a separate process, JSON on stdout, one clear line on
 // stderr and exit 1 on bad input; here against its own database through DATABASE_URL.
 import { assert, describe, it } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { BatchCallsRepo } from "@svc/store/batches/BatchCallsRepo.ts"
@@ -148,7 +149,7 @@ describe("admin", () => {
               },
               tasks: Array.from({ length: 5 }, (_, i) => ({ to_number: `+1212555000${i}` }))
             }),
-            { maxTasks: 100 }
+            { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
           )
           return created.batch_call_id
         }).pipe(

@@ -57,11 +57,9 @@ export interface CreateOptions {
   /**
    * A new grouper of this create's tasks into legal groups (decision 0623), made once per create: the caller's
    * compliance decision (the domain's `LegalGrouper`), which the create feeds each task's number and its contact's
-   * location fields as it reads them in its transaction (dependency rule 3). Without one the create makes its own
-   * `LegalGrouper`: only tools/bench's creates still rely on that (`typeOnlyPending` in
-   * tools/dependency-rule/rule.js), and it goes once they pass theirs.
+   * location fields as it reads them in its transaction (dependency rule 3).
    */
-  readonly legalGrouper?: (() => TaskGrouper) | undefined
+  readonly legalGrouper: () => TaskGrouper
 }
 
 /**

@@ -208,7 +208,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const batchCallId = newBatchCallId()
-      const tasks = new TaskPreparer(options.maxTasks, options.legalGrouper?.())
+      const tasks = new TaskPreparer(options.maxTasks, options.legalGrouper())
       return yield* sql.withTransaction(Effect.gen(function*() {
         // a refused request is still read to its end: a later part of it may be invalid, which the caller
         // reports first (the source fails), as it did when the whole body was decoded before anything else

@@ -2,7 +2,6 @@
  * Preparing a create-batch-call request: the task columns and the body hash, in one pass over the tasks, a chunk at
  * a time (decisions 0302, 0303).
  */
-import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import type { ContactLocation } from "@svc/domain/compliance/RecipientZones.ts"
 import type { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import * as crypto from "node:crypto"
@@ -74,11 +73,12 @@ export class TaskPreparer {
   private readonly maxTasks: number
   /**
    * Legal groups of the batch's tasks, assigned in task order (decision 0623) by the create's caller's grouper
-   * (`CreateOptions.legalGrouper`); a new `LegalGrouper` of the store's own only for callers that give none yet.
+   * (`CreateOptions.legalGrouper`): which rules bind a number is a compliance decision, not the store's (dependency
+   * rule 3).
    */
   readonly legal: TaskGrouper
 
-  constructor(maxTasks: number, legal: TaskGrouper = new LegalGrouper()) {
+  constructor(maxTasks: number, legal: TaskGrouper) {
     this.maxTasks = maxTasks
     this.legal = legal
   }

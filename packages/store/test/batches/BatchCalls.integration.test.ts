@@ -1,4 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
 import { Data, Effect, Exit, Layer, Schema, Stream } from "effect"
@@ -52,7 +53,10 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       const repo = yield* BatchCallsRepo
       const sql = yield* SqlClient.SqlClient
       const orgId = yield* seedOrg
-      const batch = yield* repo.create(orgId, "key_1", request({}), { maxTasks: 100 })
+      const batch = yield* repo.create(orgId, "key_1", request({}), {
+        maxTasks: 100,
+        legalGrouper: () => new LegalGrouper()
+      })
       assert.match(batch.batch_call_id, /^batch_call_[0-9a-f]{32}$/)
       // design: name "" when not given; scheduled_timestamp = creation time (ms) without trigger_timestamp
       assert.strictEqual(batch.name, "")
@@ -108,7 +112,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
             day: ["Friday", "Monday", "Friday"]
           }
         }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       )
       assert.strictEqual(batch.name, "October campaign")
       // design: scheduled_timestamp is trigger_timestamp when given
@@ -152,7 +156,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
             { to_number: "+14155550103", override_agent_id: "agent_a", override_agent_version: "latest_published" }
           ]
         }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       )
       assert.strictEqual(batch.total_task_count, 3)
       const rows = yield* sql<Record<string, unknown>>`
@@ -207,7 +211,12 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       yield* sql`INSERT INTO phone_numbers VALUES (${other}, '+14155559999', 0)`
       const before = yield* counts
       for (const from of ["+14155550199", "+14155559999"]) {
-        const error = yield* Effect.flip(repo.create(orgId, "key_1", request({ from_number: from }), { maxTasks: 100 }))
+        const error = yield* Effect.flip(
+          repo.create(orgId, "key_1", request({ from_number: from }), {
+            maxTasks: 100,
+            legalGrouper: () => new LegalGrouper()
+          })
+        )
         assert.strictEqual(error._tag, "FromNumberNotOwned")
         assert.include(error.message, from)
       }
@@ -222,7 +231,9 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       const other = yield* seedOrg
       yield* sql`INSERT INTO agents VALUES (${other}, 'agent_other', 0, 0)`
       const fail = (tasks: Array<Record<string, unknown>>) =>
-        Effect.flip(repo.create(orgId, "key_1", request({ tasks }), { maxTasks: 100 }))
+        Effect.flip(
+          repo.create(orgId, "key_1", request({ tasks }), { maxTasks: 100, legalGrouper: () => new LegalGrouper() })
+        )
       const before = yield* counts
 
       const unknown = yield* fail([
@@ -257,7 +268,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
             { to_number: phone(1), override_agent_id: "agent_a", override_agent_version: 1 }
           ]
         }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       )
       assert.strictEqual(named.total_task_count, 2)
 
@@ -266,7 +277,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
         orgId,
         "key_1",
         request({ tasks: [{ to_number: phone(0), override_agent_version: 2 ** 40 }, { to_number: phone(1) }] }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       )
       const versions = yield* sql<{ override_agent_version: bigint | null }>`
         SELECT override_agent_version FROM batch_call_tasks WHERE batch_call_id = ${bare.batch_call_id}
@@ -278,9 +289,17 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
     Effect.gen(function*() {
       const repo = yield* BatchCallsRepo
       const orgId = yield* seedOrg
-      const error = yield* Effect.flip(repo.create(orgId, "key_1", request({ tasks: tasksOf(3) }), { maxTasks: 2 }))
+      const error = yield* Effect.flip(
+        repo.create(orgId, "key_1", request({ tasks: tasksOf(3) }), {
+          maxTasks: 2,
+          legalGrouper: () => new LegalGrouper()
+        })
+      )
       assert.include(error, { _tag: "TooManyTasks", count: 3, max: 2 })
-      const ok = yield* repo.create(orgId, "key_1", request({ tasks: tasksOf(2) }), { maxTasks: 2 })
+      const ok = yield* repo.create(orgId, "key_1", request({ tasks: tasksOf(2) }), {
+        maxTasks: 2,
+        legalGrouper: () => new LegalGrouper()
+      })
       assert.strictEqual(ok.total_task_count, 2)
     }))
 
@@ -293,10 +312,15 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
         orgId,
         "key_1",
         request({ tasks: [{ to_number: phone(0) }, { to_number: phone(1), metadata: { note: "a\u0000b" } }] }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       ))
       assert.include(nul, { _tag: "UnstorableText", field: "tasks[1].metadata" })
-      const surrogate = yield* Effect.flip(repo.create(orgId, "key_1", request({ name: "x\ud800" }), { maxTasks: 100 }))
+      const surrogate = yield* Effect.flip(
+        repo.create(orgId, "key_1", request({ name: "x\ud800" }), {
+          maxTasks: 100,
+          legalGrouper: () => new LegalGrouper()
+        })
+      )
       assert.include(surrogate, { _tag: "UnstorableText", field: "name" })
       assert.deepStrictEqual(yield* counts, before)
     }))
@@ -311,7 +335,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       const chunked = yield* repo.createFrom(orgId, "key_1", {
         tasks: Stream.make(tasks.slice(0, 3), tasks.slice(3, 4), tasks.slice(4)),
         head
-      }, { maxTasks: 100 })
+      }, { maxTasks: 100, legalGrouper: () => new LegalGrouper() })
       const rows = yield* sql<{ task_index: number; to_number: string }>`
         SELECT task_index, to_number FROM batch_call_tasks WHERE batch_call_id = ${chunked.batch_call_id}
         ORDER BY task_index`
@@ -320,7 +344,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       const retry = yield* repo.createFrom(orgId, "key_1", {
         tasks: Stream.make(tasks.slice(0, 6), tasks.slice(6)),
         head
-      }, { maxTasks: 100, retryCount: 1 })
+      }, { maxTasks: 100, legalGrouper: () => new LegalGrouper(), retryCount: 1 })
       assert.strictEqual(retry.batch_call_id, chunked.batch_call_id)
 
       const before = yield* counts
@@ -331,11 +355,12 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       const tooMany = yield* Effect.flip(repo.createFrom(orgId, "key_1", {
         tasks: Stream.make(request({ tasks: nul }).tasks.slice(0, 1), request({ tasks: nul }).tasks.slice(1)),
         head
-      }, { maxTasks: 2 }))
+      }, { maxTasks: 2, legalGrouper: () => new LegalGrouper() }))
       assert.include(tooMany, { _tag: "TooManyTasks", count: 3, max: 2 })
       // the request's own fields are checked before its tasks, though the tasks came first
       const name = yield* Effect.flip(repo.create(orgId, "key_1", request({ name: "x\ud800", tasks: nul }), {
-        maxTasks: 100
+        maxTasks: 100,
+        legalGrouper: () => new LegalGrouper()
       }))
       assert.include(name, { _tag: "UnstorableText", field: "name" })
       // a source that fails at its end takes back the chunks already inserted, and its error is the answer
@@ -343,7 +368,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       const broken = yield* Effect.flip(repo.createFrom(orgId, "key_1", {
         tasks: Stream.concat(Stream.make(tasks.slice(0, 4)), Stream.fail(new Broken())),
         head
-      }, { maxTasks: 100 }))
+      }, { maxTasks: 100, legalGrouper: () => new LegalGrouper() }))
       assert.strictEqual(broken._tag, "Broken")
       assert.deepStrictEqual(yield* counts, before)
     }))
@@ -362,7 +387,11 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
         FOR EACH ROW WHEN (NEW.task_index = 5000) EXECUTE FUNCTION fail_task()`
       const before = yield* counts
       const exit = yield* Effect.exit(
-        repo.create(orgId, "key_1", request({ tasks: tasksOf(10_000) }), { maxTasks: 100_000, idempotencyKey: "k" })
+        repo.create(orgId, "key_1", request({ tasks: tasksOf(10_000) }), {
+          maxTasks: 100_000,
+          legalGrouper: () => new LegalGrouper(),
+          idempotencyKey: "k"
+        })
       )
       yield* sql`DROP TRIGGER fail_task ON batch_call_tasks`
       assert.isTrue(Exit.isFailure(exit))
@@ -373,7 +402,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
         orgId,
         "key_1",
         request({ tasks: tasksOf(10_000) }),
-        { maxTasks: 100_000, idempotencyKey: "k" }
+        { maxTasks: 100_000, legalGrouper: () => new LegalGrouper(), idempotencyKey: "k" }
       )
       assert.strictEqual(retried.total_task_count, 10_000)
     }))
@@ -383,7 +412,10 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       const repo = yield* BatchCallsRepo
       const a = yield* seedOrg
       const b = yield* seedOrg
-      const batch = yield* repo.create(a, "key_a", request({}), { maxTasks: 100 })
+      const batch = yield* repo.create(a, "key_a", request({}), {
+        maxTasks: 100,
+        legalGrouper: () => new LegalGrouper()
+      })
       const notFound = yield* Effect.flip(repo.get(b, batch.batch_call_id))
       assert.strictEqual(notFound._tag, "BatchCallNotFound")
       const noCounts = yield* Effect.flip(repo.taskCounts(b, batch.batch_call_id))
@@ -391,8 +423,16 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       assert.strictEqual((yield* repo.taskCounts(a, batch.batch_call_id)).pending, 1)
       // the same key and body in another org is another org's request
       const same = request({ name: "same" })
-      const inA = yield* repo.create(a, "key_a", same, { maxTasks: 100, idempotencyKey: "shared" })
-      const inB = yield* repo.create(b, "key_b", same, { maxTasks: 100, idempotencyKey: "shared" })
+      const inA = yield* repo.create(a, "key_a", same, {
+        maxTasks: 100,
+        legalGrouper: () => new LegalGrouper(),
+        idempotencyKey: "shared"
+      })
+      const inB = yield* repo.create(b, "key_b", same, {
+        maxTasks: 100,
+        legalGrouper: () => new LegalGrouper(),
+        idempotencyKey: "shared"
+      })
       assert.notStrictEqual(inA.batch_call_id, inB.batch_call_id)
       assert.strictEqual((yield* repo.get(b, inB.batch_call_id)).orgId, b)
     }))
@@ -404,6 +444,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo.create", (it) => {
       const orgId = yield* seedOrg
       const batch = yield* repo.create(orgId, "key_1", request({ tasks: tasksOf(5) }), {
         maxTasks: 100,
+        legalGrouper: () => new LegalGrouper(),
         idempotencyKey: "delete-me"
       })
       yield* sql`DELETE FROM batch_calls WHERE batch_call_id = ${batch.batch_call_id}`
@@ -429,7 +470,10 @@ describe("BatchCallsRepo at scale", () => {
             ...(i % 1000 === 0 ? { override_agent_id: "agent_a", override_agent_version: 1 } : {})
           }))
         })
-        const batch = yield* repo.create(orgId, "key_1", body, { maxTasks: 100_000 })
+        const batch = yield* repo.create(orgId, "key_1", body, {
+          maxTasks: 100_000,
+          legalGrouper: () => new LegalGrouper()
+        })
         assert.strictEqual(batch.total_task_count, 100_000)
         const [summary] = yield* sql<Record<string, number>>`
           SELECT count(*)::int4 AS n, count(DISTINCT task_id)::int4 AS ids, min(task_index) AS lo, max(task_index) AS hi,

@@ -1,4 +1,5 @@
 import { assert, layer } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
@@ -15,7 +16,7 @@ const FROM = "+14155550100"
 // near the epoch: TestClock.setTime to a present-day instant does not return with a pool in the test
 const NOW = 5_000_000
 const decodeRequest = Schema.decodeUnknownSync(CreateBatchCallRequest)
-const MAX = { maxTasks: 100_000 }
+const MAX = { maxTasks: 100_000, legalGrouper: () => new LegalGrouper() }
 
 let orgs = 0
 const seedOrg = Effect.gen(function*() {

@@ -63,7 +63,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo legal groups", (it) => {
         orgId,
         "key_1",
         decodeRequest({ from_number: FROM, tasks: numbers.map((to_number) => ({ to_number })) }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       )
       const tasks = yield* tasksOf(batch.batch_call_id)
       assert.deepStrictEqual(tasks.map((t) => t.legal_group), [0, 1, 2, 3, 4, 5, null, 3, 4])
@@ -88,7 +88,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo legal groups", (it) => {
         orgId,
         "key_1",
         decodeRequest({ from_number: FROM, tasks: [{ to_number: "+442071838750" }, { to_number: "+33142685300" }] }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       )
       assert.deepStrictEqual((yield* tasksOf(batch.batch_call_id)).map((t) => t.legal_group), [null, null])
       assert.deepStrictEqual(yield* groupsOf(batch.batch_call_id), [])
@@ -108,7 +108,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo legal groups", (it) => {
       const batch = yield* repo.createFrom(orgId, "key_1", {
         tasks: Stream.make(tasks.slice(0, 2), tasks.slice(2, 4), tasks.slice(4)),
         head: Effect.succeed(head)
-      }, { maxTasks: 100 })
+      }, { maxTasks: 100, legalGrouper: () => new LegalGrouper() })
       assert.deepStrictEqual((yield* tasksOf(batch.batch_call_id)).map((t) => t.legal_group), [0, null, 1, 0, 2])
       assert.strictEqual((yield* groupsOf(batch.batch_call_id)).length, 3)
       yield* sql`DELETE FROM batch_calls WHERE batch_call_id = ${batch.batch_call_id}`
@@ -127,7 +127,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo legal groups", (it) => {
         orgId,
         "key_1",
         decodeRequest({ from_number: "+14155559999", tasks: [{ to_number: "+12125550100" }] }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       ))
       assert.isTrue(exit._tag === "Failure")
       const [after] = yield* sql<{ n: number }>`SELECT count(*)::int4 AS n FROM batch_call_legal_groups`
@@ -161,7 +161,7 @@ layer(Repo, { timeout: 120_000 })("BatchCallsRepo legal groups", (it) => {
         orgId,
         "key_1",
         decodeRequest({ from_number: FROM, tasks: numbers.map((to_number) => ({ to_number })) }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       )
       assert.deepStrictEqual((yield* tasksOf(batch.batch_call_id)).map((t) => t.legal_group), [0, 1, 2, 2, 2, 3])
       const groups = yield* groupsOf(batch.batch_call_id)

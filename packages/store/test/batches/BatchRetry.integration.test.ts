@@ -5,6 +5,7 @@
 // retry. Tasks are claimed and recorded through the scheduler's own statements (DispatchRepo.claim,
 // CallsRepo.recordFinished), so their calls rows are the ones the scheduler leaves.
 import { assert, layer } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
@@ -59,7 +60,7 @@ const seed = (numbers: ReadonlyArray<string>, extra: Record<string, unknown> = {
         tasks: numbers.map((n) => ({ to_number: n })),
         ...extra
       }),
-      { maxTasks: 1_000 }
+      { maxTasks: 1_000, legalGrouper: () => new LegalGrouper() }
     ).pipe(Effect.orDie)
     return { orgId, batch: batch.batch_call_id }
   })

@@ -1,4 +1,5 @@
 import { assert, layer } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { type BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema } from "effect"
@@ -49,7 +50,7 @@ const seedBatch = (orgId: OrgId, numbers: ReadonlyArray<string>) =>
         from_number: FROM,
         tasks: numbers.map((to_number) => ({ to_number }))
       }),
-      { maxTasks: 10_000 }
+      { maxTasks: 10_000, legalGrouper: () => new LegalGrouper() }
     ).pipe(Effect.orDie)
     return batch.batch_call_id
   })

@@ -1,4 +1,5 @@
 import { assert, layer } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { type BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
@@ -31,7 +32,7 @@ const seedBatches = (limit: number, batches: ReadonlyArray<{ tasks: number; rese
           reserved_concurrency: b.reserved,
           tasks: Array.from({ length: b.tasks }, (_, i) => ({ to_number: `+1212${String(i).padStart(7, "0")}` }))
         }),
-        { maxTasks: 10_000 }
+        { maxTasks: 10_000, legalGrouper: () => new LegalGrouper() }
       ).pipe(Effect.orDie)
     }
     return orgId

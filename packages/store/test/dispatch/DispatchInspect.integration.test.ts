@@ -1,5 +1,6 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { canonicalize } from "@svc/domain/CallWindow.ts"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Exit, Layer, Schema } from "effect"
@@ -64,7 +65,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
           call_time_window: { windows: [{ start: 540, end: 1020 }], timezone: "Europe/London", day: ["Monday"] },
           tasks: Array.from({ length: 8 }, (_, i) => ({ to_number: `+1212555000${i}` }))
         }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       ).pipe(Effect.orDie)
       yield* sql`
         UPDATE batch_call_tasks SET state = 'dialling', lease_owner = 'w', lease_expires_at = 1
@@ -135,7 +136,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect", (it) => {
           max_concurrency: 3,
           tasks: Array.from({ length: 6 }, (_, i) => ({ to_number: `+1212555000${i}` }))
         }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       ).pipe(Effect.orDie)
       const id = batch.batch_call_id
       yield* sql`

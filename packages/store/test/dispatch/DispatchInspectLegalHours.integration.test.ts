@@ -1,4 +1,5 @@
 import { assert, layer } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { legalHoursOf } from "@svc/domain/compliance/LegalHoursReport.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
@@ -45,7 +46,7 @@ layer(Layers, { timeout: 60_000 })("DispatchInspect legal hours", (it) => {
           from_number: "+14155550100",
           tasks: numbers.map((to_number) => ({ to_number }))
         }),
-        { maxTasks: 100 }
+        { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
       ).pipe(Effect.orDie)
       const inspect = yield* DispatchInspect
       // Tuesday 2026-12-01 13:30Z: 08:30 in New York and Miami, 07:30 in Chicago and Regina, 06:30 in Phoenix,

@@ -1,4 +1,5 @@
 import { assert, layer } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { type BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Schema } from "effect"
@@ -57,7 +58,7 @@ const seedBatch = (orgId: OrgId, numbers: ReadonlyArray<string>, body: Record<st
         tasks: numbers.map((to_number) => ({ to_number })),
         ...body
       }),
-      { maxTasks: 100 }
+      { maxTasks: 100, legalGrouper: () => new LegalGrouper() }
     ).pipe(Effect.orDie)
     return batch.batch_call_id
   })

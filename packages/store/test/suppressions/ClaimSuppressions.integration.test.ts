@@ -6,6 +6,7 @@
 // sets the count). The order of events is a counter stamped in this process: a create's stamp after its COMMIT
 // answered, a claim's before its first statement is sent, so "began after" is exact, not a reading of clocks.
 import { assert, layer } from "@effect/vitest"
+import { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import { CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import { E164 } from "@svc/domain/models/E164.ts"
 import { OrgId } from "@svc/domain/models/Ids.ts"
@@ -52,7 +53,7 @@ const seedBatch = (numbers: ReadonlyArray<string>) =>
         from_number: "+14155550100",
         tasks: numbers.map((to_number) => ({ to_number }))
       }),
-      { maxTasks: 10_000 }
+      { maxTasks: 10_000, legalGrouper: () => new LegalGrouper() }
     ).pipe(Effect.orDie)
     const due = (yield* (yield* DispatchRepo).findDue(NOW, 10_000)).due.filter((b) => b.orgId === orgId)
     assert.strictEqual(due.length, 1)
