@@ -106,7 +106,7 @@ const lines = [
   ]).flat(),
   row("tasks/s before the first storm", (r) => r.tasksPerSecondBefore, (n) => n.toFixed(0)),
   row("tasks/s after the last restart", (r) => r.tasksPerSecondAfter, (n) => n.toFixed(0)),
-  row("batch created to every task finished", (r) => r.batchMs, s),
+  row("batch created to every task finished and every batch completed", (r) => r.batchMs, s),
   row("API answers 2xx", (r) => Object.values(r.load.served).reduce((a, b) => a + b, 0), String),
   row("API answers 503 with Retry-After", (r) => r.load.unavailable, String),
   row("requests with no answer while a server was down", (r) => r.load.noAnswerWhileDown, String),

@@ -109,7 +109,7 @@ export interface StormReport {
   readonly tasksPerSecondBefore: number
   /** From the last restart's first task taken to the batch all taken. */
   readonly tasksPerSecondAfter: number
-  /** From the batch's creation to every task of every batch finished. */
+  /** From the batch's creation to every task of every batch finished and every batch completed. */
   readonly batchMs: number
   readonly budgets: Budgets
   readonly maxima: Counts
@@ -322,16 +322,26 @@ export const runStorm = async (overrides: Partial<StormSettings> = {}): Promise<
     load = undefined
     say(`batch all taken; load stopped after ${loadResults.answered} answers`)
 
-    // Every task of every batch finished, and every recorded call fed to its contact.
+    // Every task of every batch finished, every recorded call fed to its contact, and every batch completed. A
+    // batch's completion follows its last task's record in a statement of its own: two workers recording a batch's
+    // last tasks at once each see the other's task still dialling, a worker killed between the two statements never
+    // runs it, and in both cases the next dispatch pass that finds the batch dry completes it (Recorder.ts, at most
+    // IDLE_RECHECK_MS later). Stopping the processes the moment the last task is final left that pass to nobody (CI
+    // saw 2 batches left in progress so). Waited for, bounded, so a batch that never completes still fails the run.
     const left = async () => {
       const result = await sampler!.query<{ n: number }>(
         `SELECT (SELECT count(*)::int4 FROM batch_call_tasks
             WHERE state NOT IN ('completed', 'failed', 'skipped', 'cancelled'))
-          + (SELECT count(*)::int4 FROM contact_feed) AS n`
+          + (SELECT count(*)::int4 FROM contact_feed)
+          + (SELECT count(*)::int4 FROM batch_calls WHERE status NOT IN ('completed', 'cancelled')) AS n`
       )
       return result.rows[0]!.n
     }
-    await wait("every task of every batch finished and fed", async () => (await left()) === 0, 180_000)
+    await wait(
+      "every task of every batch finished and fed, every batch completed",
+      async () => (await left()) === 0,
+      180_000
+    )
     const batchMs = Date.now() - batchCreatedAt
 
     const running = alive()
