@@ -2,8 +2,10 @@
 // limits are PostgreSQL's ("Connections and Authentication": max_connections, superuser_reserved_connections default
 // 3, reserved_connections default 0 since 16): a pool that may grow past what is left is told at start, and the
 // line is shown to be right by the pool then being refused connections ("too many clients already", 53300).
+import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Layer, Logger, Redacted } from "effect"
+import { ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Logger, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -14,6 +16,8 @@ import * as EmbeddedPostgres from "../../src/db/EmbeddedPostgres.ts"
 
 const MAX_CONNECTIONS = 8
 const SUPERUSER_RESERVED = 3
+/** The advisory lock the refusal check's statements wait on. */
+const HOLD_LOCK = 4_242_001
 
 /** A server of its own with max_connections = 8, for the test's scope. */
 const smallServer = Effect.gen(function*() {
@@ -73,14 +77,38 @@ describe("connection budget at start", () => {
               `free \\(max_connections ${MAX_CONNECTIONS}, ${SUPERUSER_RESERVED} reserved, \\d+ in use\\)`
           )
         )
-        // the warning was right: ten statements at once need ten connections, and the server has fewer than ten
-        const sql = Context.get(context, SqlClient.SqlClient)
-        const results = yield* Effect.all(
-          Array.from({ length: 10 }, () => Effect.result(sql`SELECT pg_sleep(0.5)`)),
-          { concurrency: "unbounded" }
+        // the warning was right: ten statements at once need ten connections, and the server has fewer than ten.
+        // Each statement waits on an advisory lock another connection holds until a refusal has been seen, so every
+        // connection granted stays in use while the others ask (with a sleep instead, a loaded machine opened them
+        // so slowly that the first statements were done, and their connections free again, before the last asked)
+        const holder = yield* PgClient.makeClient({ url: server.url, connectTimeout: "10 seconds" }).pipe(
+          Effect.provide(Reactivity.layer),
+          Effect.orDie
         )
+        const locked = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        yield* holder.withTransaction(
+          holder`SELECT pg_advisory_xact_lock(${HOLD_LOCK})`.pipe(
+            Effect.andThen(Deferred.succeed(locked, undefined)),
+            Effect.andThen(Deferred.await(release))
+          )
+        ).pipe(Effect.forkScoped)
+        yield* Deferred.await(locked)
+        const sql = Context.get(context, SqlClient.SqlClient)
+        let refusals = 0
+        const statements = yield* Effect.all(
+          Array.from({ length: 10 }, () =>
+            Effect.result(sql`SELECT pg_advisory_xact_lock_shared(${HOLD_LOCK})`).pipe(
+              Effect.tap((result) => Effect.sync(() => result._tag === "Failure" && refusals++))
+            )),
+          { concurrency: "unbounded" }
+        ).pipe(Effect.forkScoped)
+        const deadline = Date.now() + 60_000
+        while (refusals === 0 && Date.now() < deadline) yield* Effect.sleep("20 millis")
+        yield* Deferred.succeed(release, undefined)
+        const results = yield* Fiber.join(statements)
         const refused = results.filter((r) => r._tag === "Failure").map((r) => String(r))
-        assert.isAbove(refused.length, 0)
+        assert.isAbove(refused.length, 0, "no statement of the ten was refused a connection within 60 s")
         assert.match(refused[0]!, /too many clients|remaining connection slots/)
       }).pipe(Effect.scoped),
     120_000
