@@ -95,16 +95,18 @@ describe("connection budget at start", () => {
         ).pipe(Effect.forkScoped)
         yield* Deferred.await(locked)
         const sql = Context.get(context, SqlClient.SqlClient)
-        let refusals = 0
+        const firstRefusal = yield* Deferred.make<void>()
         const statements = yield* Effect.all(
           Array.from({ length: 10 }, () =>
             Effect.result(sql`SELECT pg_advisory_xact_lock_shared(${HOLD_LOCK})`).pipe(
-              Effect.tap((result) => Effect.sync(() => result._tag === "Failure" && refusals++))
+              Effect.tap((result) =>
+                result._tag === "Failure" ? Deferred.succeed(firstRefusal, undefined) : Effect.void
+              )
             )),
           { concurrency: "unbounded" }
         ).pipe(Effect.forkScoped)
-        const deadline = Date.now() + 60_000
-        while (refusals === 0 && Date.now() < deadline) yield* Effect.sleep("20 millis")
+        // released at the first refusal, or after 60 s without one (then the assertion below fails)
+        yield* Deferred.await(firstRefusal).pipe(Effect.timeoutOption("60 seconds"))
         yield* Deferred.succeed(release, undefined)
         const results = yield* Fiber.join(statements)
         const refused = results.filter((r) => r._tag === "Failure").map((r) => String(r))
