@@ -5,6 +5,7 @@
 import type { LegalGrouper } from "@svc/domain/compliance/LegalGroups.ts"
 import type { BatchCall, CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
 import type { BatchCallTask } from "@svc/domain/models/BatchCallTask.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { type Effect, Schema, type Stream } from "effect"
 
 /**
@@ -36,7 +37,8 @@ export type TaskState = typeof TaskStates[number]
  */
 export interface StoredBatchCall {
   readonly batch: BatchCall
-  readonly orgId: string
+  /** Branded as the row is read (BatchCallReads). */
+  readonly orgId: OrgId
   readonly apiKeyId: string
   readonly status: BatchCallStatus
   readonly reservedConcurrency: number

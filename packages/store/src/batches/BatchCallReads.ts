@@ -40,7 +40,8 @@ const toStored = (row: BatchCallRow) =>
     ...(row.call_time_window === null ? {} : { call_time_window: row.call_time_window })
   }).pipe(Effect.map((batch): StoredBatchCall => ({
     batch,
-    orgId: row.org_id,
+    // branded as the row is read, a type only (the row schema checks a string, as before)
+    orgId: row.org_id as OrgId,
     apiKeyId: row.api_key_id,
     status: row.status,
     reservedConcurrency: row.reserved_concurrency,
@@ -51,7 +52,7 @@ const toStored = (row: BatchCallRow) =>
 
 /** The statements that read batches, on `sql`. */
 export const make = (sql: SqlClient.SqlClient) => {
-  const selectBatch = (orgId: string, batchCallId: string) =>
+  const selectBatch = (orgId: OrgId, batchCallId: BatchCallId) =>
     sql`
       SELECT batch_call_id, org_id, api_key_id, name, from_number, trigger_timestamp::float8 AS trigger_timestamp,
         scheduled_timestamp::float8 AS scheduled_timestamp, reserved_concurrency, call_time_window, status,

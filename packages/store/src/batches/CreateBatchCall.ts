@@ -7,7 +7,7 @@ import { canonicalize } from "@svc/domain/CallWindow.ts"
 import type { LegalGroup } from "@svc/domain/compliance/LegalGroups.ts"
 import type { ContactLocation } from "@svc/domain/compliance/RecipientZones.ts"
 import { BatchCall, type CreateBatchCallRequest } from "@svc/domain/models/BatchCall.ts"
-import { BatchCallId } from "@svc/domain/models/Ids.ts"
+import { BatchCallId, type OrgId } from "@svc/domain/models/Ids.ts"
 import { defaultSpacingMs } from "@svc/domain/models/RetryPolicy.ts"
 import { Clock, Data, Effect, Stream } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -67,7 +67,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
   const { claim, touchRecent } = idempotency
   const { selectBatch } = reads
 
-  const checkFromNumber = Effect.fnUntraced(function*(orgId: string, fromNumber: string) {
+  const checkFromNumber = Effect.fnUntraced(function*(orgId: OrgId, fromNumber: string) {
     const owned = yield* sql`
       SELECT 1 AS owned FROM phone_numbers WHERE org_id = ${orgId} AND phone_number = ${fromNumber}`
     if (owned.length === 0) {
@@ -78,7 +78,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
     }
   })
 
-  const checkAgents = Effect.fnUntraced(function*(orgId: string, agents: AgentUses) {
+  const checkAgents = Effect.fnUntraced(function*(orgId: OrgId, agents: AgentUses) {
     if (agents.length === 0) return
     // agents.version is an int4: a larger version cannot exist, and would not bind as an int4 array element
     const queried = agents.filter((a) => a.version <= INT4_MAX)
@@ -110,7 +110,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
   })
 
   const insertBatch = Effect.fnUntraced(function*(
-    orgId: string,
+    orgId: OrgId,
     apiKeyId: string,
     head: CreateBatchCallHead,
     batch: BatchCall,
@@ -142,7 +142,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
   // materialize every row in a tuplestore, spilling to disk: measured 10-30% slower server-side); unnest pads
   // a shorter (empty) array with NULLs. The tasks go in before their batch row (no foreign key: decision 0302),
   // inside the create's transaction, so nothing of a refused or failed create is ever visible.
-  const insertTasks = (orgId: string, batchCallId: BatchCallId, offset: number, columns: TaskColumns) => {
+  const insertTasks = (orgId: OrgId, batchCallId: BatchCallId, offset: number, columns: TaskColumns) => {
     const versions = column(int8(columns.agentVersion))
     return sql`
       INSERT INTO batch_call_tasks (org_id, batch_call_id, task_index, to_number, override_agent_id,
@@ -167,7 +167,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
 
   // The location custom fields of the org's contacts among these numbers (NANP ones only: other numbers have no
   // legal hours), through contacts_org_phone_key; contacts without either field are not returned.
-  const contactLocations = (orgId: string, numbers: ReadonlyArray<string>) => {
+  const contactLocations = (orgId: OrgId, numbers: ReadonlyArray<string>) => {
     const nanp = numbers.filter((n) => n.charCodeAt(0) === 43 && n.charCodeAt(1) === 49)
     return nanp.length === 0
       ? Effect.succeed(new Map<string, ContactLocation>())
@@ -200,7 +200,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
         ${groups.map((g) => g.ruleIds.join(","))}::text[]) AS g(legal_group, zones, rule_ids)`)
 
   const createFrom = <E>(
-    orgId: string,
+    orgId: OrgId,
     apiKeyId: string,
     source: CreateBatchCallSource<E>,
     options: CreateOptions
@@ -269,7 +269,7 @@ export const make = (sql: SqlClient.SqlClient, idempotency: Idempotency, reads: 
       Effect.withSpan("BatchCallsRepo.createFrom")
     )
 
-  const create = (orgId: string, apiKeyId: string, request: CreateBatchCallRequest, options: CreateOptions) => {
+  const create = (orgId: OrgId, apiKeyId: string, request: CreateBatchCallRequest, options: CreateOptions) => {
     const { tasks, ...head } = request
     return createFrom(orgId, apiKeyId, {
       tasks: Stream.fromIterable(chunksOf(tasks, CHUNK_TASKS)),

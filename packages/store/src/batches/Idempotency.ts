@@ -3,7 +3,7 @@
  * before it writes its batch (its `Idempotency-Key`, or for a keyless retry the API key and body hash), so that a
  * retry finds the batch of the create it repeats; and the purge of records past their lifetime.
  */
-import type { BatchCallId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Clock, Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as crypto from "node:crypto"
@@ -34,7 +34,7 @@ export const make = (sql: SqlClient.SqlClient) => {
    * committed batch (or, after a rollback, claims the key itself).
    */
   const claim = Effect.fnUntraced(function*(
-    orgId: string,
+    orgId: OrgId,
     apiKeyId: string,
     batchCallId: BatchCallId,
     hash: Uint8Array,
@@ -56,7 +56,7 @@ export const make = (sql: SqlClient.SqlClient) => {
         RETURNING 1 AS claimed`
       if (claimed.length > 0) return undefined
       // ON CONFLICT locked the row even though it did not update it, so it is still there
-      const [seen] = yield* sql<{ batch_call_id: string; same: boolean }>`
+      const [seen] = yield* sql<{ batch_call_id: BatchCallId; same: boolean }>`
         SELECT batch_call_id, request_hash = ${hash} AS same
         FROM batch_call_idempotency_keys WHERE org_id = ${orgId} AND key_hash = ${keyHash}`
       if (seen === undefined) return undefined
@@ -83,7 +83,7 @@ export const make = (sql: SqlClient.SqlClient) => {
     if (claimed.length > 0) return undefined
     // a repeat: the window runs from this attempt now, so the client's next retry, up to a full timeout
     // later, still finds the batch (the row is locked by the ON CONFLICT above)
-    const [seen] = yield* sql<{ batch_call_id: string }>`
+    const [seen] = yield* sql<{ batch_call_id: BatchCallId }>`
       UPDATE batch_call_recent_requests SET seen_timestamp = ${now}
       WHERE api_key_id = ${apiKeyId} AND request_hash = ${hash} AND org_id = ${orgId}
       RETURNING batch_call_id`
@@ -95,7 +95,7 @@ export const make = (sql: SqlClient.SqlClient) => {
    * claim's own update went with it), so that the client's next retry, up to a full timeout later, still
    * finds the batch.
    */
-  const touchRecent = (orgId: string, apiKeyId: string, hash: Uint8Array, now: number) =>
+  const touchRecent = (orgId: OrgId, apiKeyId: string, hash: Uint8Array, now: number) =>
     Effect.orDie(sql`
       UPDATE batch_call_recent_requests SET seen_timestamp = GREATEST(seen_timestamp, ${now})
       WHERE api_key_id = ${apiKeyId} AND request_hash = ${hash} AND org_id = ${orgId}`)
