@@ -94,8 +94,8 @@ const decodeWindow = Schema.decodeUnknownSync(CanonicalCallTimeWindow)
  * @category services
  */
 export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
-  /** `orgId` and `batchCallId` are not branded yet: tools/bench calls it with literal ids. */
-  readonly get: (orgId: string, batchCallId: string, now: number) => Effect.Effect<StoredProgress, BatchCallNotFound>
+  /** `batchCallId` is not branded yet: tools/bench (batchLists.bench.ts) calls it with ids it reads as strings. */
+  readonly get: (orgId: OrgId, batchCallId: string, now: number) => Effect.Effect<StoredProgress, BatchCallNotFound>
   readonly cancel: (
     orgId: OrgId,
     batchCallId: BatchCallId,
@@ -125,7 +125,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
       const notFound = (batchCallId: string) =>
         new BatchCallNotFound({ batchCallId, message: `batch call ${batchCallId} not found` })
 
-      const read = (orgId: string, batchCallId: string, now: number) =>
+      const read = (orgId: OrgId, batchCallId: string, now: number) =>
         Effect.gen(function*() {
           const [row] = yield* sql<Row>`
             SELECT b.batch_call_id, b.name, b.from_number, b.status, b.total_task_count, b.reserved_concurrency,
@@ -152,7 +152,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
         })
 
       const get = Effect.fn("BatchProgressRepo.get")(
-        function*(orgId: string, batchCallId: string, now: number) {
+        function*(orgId: OrgId, batchCallId: string, now: number) {
           return yield* read(orgId, batchCallId, now).pipe(Effect.catchTag("SqlError", Effect.die))
         }
       )

@@ -8,17 +8,19 @@
  */
 import type { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
 import type { LegalHoursRows } from "@svc/domain/compliance/LegalHoursReport.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
 /**
  * The legal-hours rows of a batch's pending tasks at `at`: pending tasks per legal group, those waiting on their own
  * instant after `at`, the batch's groups and the org's stored policy override; `window` is passed on with them.
+ * `batchCallId` is a plain string: `BatchProgressRepo.get` still takes one (see there).
  *
  * @category constructors
  */
 export const legalHoursRowsOf = (
-  orgId: string,
+  orgId: OrgId,
   batchCallId: string,
   window: CanonicalCallTimeWindow | undefined,
   at: number

@@ -89,7 +89,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       assert.strictEqual(late.claimed.length, 0)
       assert.deepStrictEqual(late.completed, [])
       assert.deepStrictEqual(yield* attempted(id), [])
-      assert.strictEqual((yield* repo.get("org_p1", id, 1_000)).tasks.pending, 6)
+      assert.strictEqual((yield* repo.get(ORG_P1, id, 1_000)).tasks.pending, 6)
       // idempotent: pausing again answers the same
       assert.deepStrictEqual(yield* repo.pause(ORG_P1, id, 1_000), paused)
 
@@ -182,7 +182,7 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
       yield* addOrg(ORG_M1, 10)
       const capped = yield* createBatch(ORG_M1, 20, { max_concurrency: 3 })
       const repo = yield* BatchProgressRepo
-      assert.strictEqual((yield* repo.get("org_m1", capped, 0)).max_concurrency, 3)
+      assert.strictEqual((yield* repo.get(ORG_M1, capped, 0)).max_concurrency, 3)
       // alone (the one-statement claim): 3, then nothing until one ends, and not dry (no completion, no rest)
       const one = yield* claim(ORG_M1, yield* dueOf(capped))
       assert.strictEqual(one.claimed.length, 3)

@@ -73,7 +73,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       // Sunday 2026-05-03 12:00Z: closed; opens Monday 09:00Z
       const now = Date.UTC(2026, 4, 3, 12, 0)
       const monday9 = Date.UTC(2026, 4, 4, 9, 0)
-      const progress = yield* repo.get("org_p", id, now)
+      const progress = yield* repo.get(ORG_P, id, now)
       assert.deepStrictEqual(progress.tasks, {
         pending: 4,
         dialling: 1,
@@ -96,7 +96,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       assert.isNull(progress.completed_timestamp)
       assert.isNull(progress.cancelled_timestamp)
       // inside the window the next opening is now
-      const open = yield* repo.get("org_p", id, monday9 + MINUTE)
+      const open = yield* repo.get(ORG_P, id, monday9 + MINUTE)
       assert.isTrue(open.window_open_now)
       assert.strictEqual(open.next_window_opening_timestamp, monday9 + MINUTE)
     }))
@@ -107,12 +107,12 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       yield* addOrg(ORG_B, 2)
       const id = yield* createBatch(ORG_A, 2)
       const repo = yield* BatchProgressRepo
-      const get = yield* Effect.flip(repo.get("org_b", id, 0))
+      const get = yield* Effect.flip(repo.get(ORG_B, id, 0))
       assert.strictEqual(get._tag, "BatchCallNotFound")
       const cancel = yield* Effect.flip(repo.cancel(ORG_B, id, 0))
       assert.strictEqual(cancel.message, `batch call ${id} not found`)
       assert.deepStrictEqual(yield* states(id), ["pending", "pending"])
-      assert.strictEqual((yield* Effect.flip(repo.get("org_a", "batch_call_nope", 0)))._tag, "BatchCallNotFound")
+      assert.strictEqual((yield* Effect.flip(repo.get(ORG_A, "batch_call_nope", 0)))._tag, "BatchCallNotFound")
     }))
 
   it.effect("cancels pending tasks only, leaves calls in flight to finish, and is idempotent", () =>
@@ -243,7 +243,7 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       const rows = yield* Fiber.join(claim)
       assert.strictEqual(rows.length, 1) // the summary row only
       assert.deepStrictEqual(yield* states(id), ["cancelled", "cancelled", "cancelled", "cancelled"])
-      assert.strictEqual((yield* repo.get("org_s", id, 0)).status, "cancelled")
+      assert.strictEqual((yield* repo.get(ORG_S, id, 0)).status, "cancelled")
     }))
 })
 
