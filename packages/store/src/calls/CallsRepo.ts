@@ -28,7 +28,7 @@
  */
 import { isDisconnectionReason } from "@svc/domain/models/Call.ts"
 import { isE164 } from "@svc/domain/models/E164.ts"
-import type { BatchCallId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { retryReasonOf } from "@svc/domain/models/RetryPolicy.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Context, Effect, Layer } from "effect"
@@ -43,8 +43,9 @@ import { searchTextExpression } from "../contacts/index.ts"
  */
 export interface FinishedTask {
   readonly taskId: string
-  readonly orgId: string
-  readonly batchCallId: string
+  /** As the claimed (or reconciled) task carries them, branded as its row was read. */
+  readonly orgId: OrgId
+  readonly batchCallId: BatchCallId
   readonly fromNumber: string
   readonly toNumber: string
   readonly state: "completed" | "failed"

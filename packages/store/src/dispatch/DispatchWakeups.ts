@@ -6,6 +6,7 @@
  * a new (or resumed, or woken) batch waits at most that long whatever the worker's own poll interval. On a
  * `SqlClient` that is not PostgreSQL's nothing is listened to and the worker's poll interval alone applies.
  */
+import type { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { type Cause, Clock, Effect, Option, Queue, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { CREATED_CHANNEL } from "../batches/index.ts"
@@ -28,7 +29,7 @@ const logFailure: OnListenerFailure = (cause) =>
 const dueBatch = (now: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ batch_call_id: string }>`
+    const rows = yield* sql<{ batch_call_id: BatchCallId }>`
       SELECT batch_call_id FROM batch_calls
       WHERE status IN ('scheduled', 'in_progress') AND next_dispatch_at <= ${now}
       LIMIT 1`
@@ -45,7 +46,7 @@ const dueBatch = (now: number) =>
  * @category constructors
  */
 export const onBatchCreated = (
-  onCreated: (batchCallId: string) => Effect.Effect<void>,
+  onCreated: (batchCallId: BatchCallId) => Effect.Effect<void>,
   onFailure: OnListenerFailure = logFailure
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -70,7 +71,9 @@ export const onBatchCreated = (
       const notifications = yield* listener.value(CREATED_CHANNEL)
       for (;;) {
         const notification = yield* Queue.take(notifications)
-        yield* onCreated(notification.payload)
+        // every NOTIFY on the channel carries a batch_call_id (create, resume, retry, policy change): branded as it
+        // is read, a type only
+        yield* onCreated(notification.payload as BatchCallId)
       }
     }))
     yield* Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>

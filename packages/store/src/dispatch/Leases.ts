@@ -3,7 +3,7 @@
  * release of a dead or stopping worker's tasks, and the reconciler's look at `unknown` tasks, which either go back
  * to `pending` (never placed; under the org's lock) or stay for the next look.
  */
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { isLockTimeout, lockOrg } from "./OrgLock.ts"
@@ -16,7 +16,7 @@ import { isLockTimeout, lockOrg } from "./OrgLock.ts"
 export interface UnknownTask {
   readonly taskId: string
   readonly orgId: OrgId
-  readonly batchCallId: string
+  readonly batchCallId: BatchCallId
   readonly fromNumber: string
   readonly toNumber: string
   /** Which call of the task is in doubt (its key: `attemptKey(taskId, attempt)`; decision 0625). */
@@ -89,7 +89,7 @@ export const make = (sql: SqlClient.SqlClient) => {
       {
         task_id: string
         org_id: OrgId // branded as it is read: a row is where the scheduler's org ids enter
-        batch_call_id: string
+        batch_call_id: BatchCallId
         from_number: string
         to_number: string
         retry_attempt: number
@@ -130,13 +130,13 @@ export const make = (sql: SqlClient.SqlClient) => {
   const returnToPending = Effect.fn("DispatchRepo.returnToPending")(
     function*(owner: string, taskIds: ReadonlyArray<string>, now: number) {
       if (taskIds.length === 0) return 0
-      const owners = yield* sql<{ org_id: string }>`
+      const owners = yield* sql<{ org_id: OrgId }>`
         SELECT DISTINCT org_id FROM batch_call_tasks WHERE task_id = ANY(${taskIds}::text[]::int8[])`
       let returned = 0
       for (const { org_id } of owners) {
         returned += yield* sql.withTransaction(Effect.gen(function*() {
           yield* lockOrg(sql, org_id)
-          const rows = yield* sql<{ batch_call_id: string }>`
+          const rows = yield* sql<{ batch_call_id: BatchCallId }>`
             UPDATE batch_call_tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL
             WHERE task_id = ANY(${taskIds}::text[]::int8[]) AND org_id = ${org_id}
               AND state IN ('unknown', 'dialling') AND lease_owner = ${owner}

@@ -3,6 +3,7 @@
  * of its tasks to `pending` and every cancel of its batches (BatchProgressRepo) runs under it, so the calls in flight
  * counted after it is granted are the calls in flight.
  */
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 
@@ -36,7 +37,7 @@ export const isLockTimeout = (error: SqlError.SqlError) => error.cause._tag === 
  *
  * @category models
  */
-export const lockOrg = (sql: SqlClient.SqlClient, orgId: string) =>
+export const lockOrg = (sql: SqlClient.SqlClient, orgId: OrgId) =>
   sql<{ concurrency_limit: number | null }>`
     SELECT pg_advisory_xact_lock(${ORG_LOCK}, hashtext(${orgId}))::text AS locked,
       (SELECT concurrency_limit FROM orgs WHERE org_id = ${orgId}) AS concurrency_limit

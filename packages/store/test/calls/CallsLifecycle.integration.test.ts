@@ -1,6 +1,7 @@
 // The call lifecycle of migration 0012: a call row exists from the claim (`registered`, with the id svc derived from
 // the task), recordFinished brings it to its final status, and call_json returns the get-call shape of any row.
 import { assert, layer } from "@effect/vitest"
+import { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -31,8 +32,8 @@ const batchOf = (n: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const k = ++serial
-    const orgId = `org_life_${k}`
-    const batchCallId = `batch_life_${k}`
+    const orgId = OrgId.make(`org_life_${k}`)
+    const batchCallId = BatchCallId.make(`batch_life_${k}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp) VALUES (${orgId}, 'o', 50, 0)`
     // the claim reads its batch's row (status, max_concurrency: decision 0549), so the tasks get one
     yield* sql`
@@ -88,7 +89,11 @@ const ended = (taskId: string, callId: string, outcome: CallEnded["outcome"]): C
     : {}
 })
 
-const task = (orgId: string, batchCallId: string, row: ClaimRow): Omit<FinishedTask, "state" | "reason" | "call"> => ({
+const task = (
+  orgId: OrgId,
+  batchCallId: BatchCallId,
+  row: ClaimRow
+): Omit<FinishedTask, "state" | "reason" | "call"> => ({
   taskId: row.task_id!,
   orgId,
   batchCallId,

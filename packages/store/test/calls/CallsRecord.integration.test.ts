@@ -1,6 +1,7 @@
 // CallsRepo.recordFinished: one call row per task, however often and by however many recorders its result arrives
 // (the rule migration 0009 leaves to the recording statement alone, without a unique constraint on calls.task_id).
 import { assert, layer } from "@effect/vitest"
+import { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -10,7 +11,7 @@ import * as TestDatabase from "../../test-support/TestDatabase.ts"
 
 const Layers = CallsRepo.layer.pipe(Layer.provideMerge(TestDatabase.layer))
 
-const ORG = "org_record"
+const ORG = OrgId.make("org_record")
 const NOW = 1_800_000_000_000
 let serial = 0
 
@@ -22,7 +23,11 @@ const dialling = Effect.gen(function*() {
     INSERT INTO batch_call_tasks (org_id, batch_call_id, task_index, to_number, state, lease_owner, lease_expires_at)
     VALUES (${ORG}, ${`batch_record_${n}`}, 0, ${`+1415${String(n).padStart(7, "0")}`}, 'dialling', 'w1', ${NOW})
     RETURNING task_id::text AS task_id`
-  return { taskId: row!.task_id, toNumber: `+1415${String(n).padStart(7, "0")}`, batchCallId: `batch_record_${n}` }
+  return {
+    taskId: row!.task_id,
+    toNumber: `+1415${String(n).padStart(7, "0")}`,
+    batchCallId: BatchCallId.make(`batch_record_${n}`)
+  }
 })
 
 const ended = (taskId: string, outcome: CallEnded["outcome"]): CallEnded => ({
@@ -37,7 +42,7 @@ const ended = (taskId: string, outcome: CallEnded["outcome"]): CallEnded => ({
   analysis: outcome === "answered" ? { call_successful: true } : {}
 })
 
-const result = (task: { taskId: string; toNumber: string; batchCallId: string }, outcome: CallEnded["outcome"]) =>
+const result = (task: { taskId: string; toNumber: string; batchCallId: BatchCallId }, outcome: CallEnded["outcome"]) =>
   finishedFromCall({
     taskId: task.taskId,
     orgId: ORG,

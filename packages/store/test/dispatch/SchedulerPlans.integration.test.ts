@@ -6,7 +6,7 @@
 // pg_stat_xact_user_tables), with big tables around the rows the statement touches and fresh statistics.
 // The claim and the completion check have theirs in DispatchClaims.integration.test.ts.
 import { assert, layer } from "@effect/vitest"
-import { BatchCallId } from "@svc/domain/models/Ids.ts"
+import { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -29,7 +29,7 @@ let orgs = 0
 const seed = (batches: number, tasks: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const orgId = `org_plans_${++orgs}`
+    const orgId = OrgId.make(`org_plans_${++orgs}`)
     yield* sql`INSERT INTO orgs (org_id, name, concurrency_limit, created_timestamp)
                VALUES (${orgId}, 'plans', 1000, 0)`
     const ids = Array.from({ length: batches }, (_, i) => BatchCallId.make(`${orgId}_batch_${i}`))

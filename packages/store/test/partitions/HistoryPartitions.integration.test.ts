@@ -3,7 +3,7 @@
 // touched. Each test has a database of its own (the partitions are schema).
 import { assert, describe, it } from "@effect/vitest"
 import { ListCallsBody } from "@svc/domain/models/Call.ts"
-import { CallId, OrgId } from "@svc/domain/models/Ids.ts"
+import { BatchCallId, CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import type { CallEnded } from "@svc/domain/ports/Dialer.ts"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -285,8 +285,8 @@ describe("calls partitioned by month", () => {
           finishedFromCall(
             {
               taskId: c.task_id!,
-              orgId: "org_d",
-              batchCallId: "batch_d",
+              orgId: ORG_D,
+              batchCallId: BatchCallId.make("batch_d"),
               fromNumber: "+14155550100",
               toNumber: c.to_number!
             },
