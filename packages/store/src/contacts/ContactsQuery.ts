@@ -121,7 +121,7 @@ export const fingerprint = (request: ListContactsRequest): Pagination.QueryFinge
 /** Accumulates parameters and hands out their placeholders. */
 class Params {
   readonly values: Array<unknown>
-  constructor(orgId: string) {
+  constructor(orgId: OrgId) {
     this.values = [orgId]
   }
   add(value: unknown): string {
