@@ -8,6 +8,7 @@
  * lines: the org keeps one contact per number (spec, vendor).
  */
 import { ContactImportLine, decodePlainLine } from "@svc/domain/models/ContactImportLine.ts"
+import type { OrgId } from "@svc/domain/models/Ids.ts"
 import type { ChunkSource, ImportChunk } from "@svc/store/contacts/ContactImport.ts"
 import { emptyColumns, uuidV7 } from "@svc/store/contacts/ContactSeed.ts"
 import { Effect, type Scope } from "effect"
@@ -19,7 +20,7 @@ const decodeLine = lineDecoder(ContactImportLine, decodePlainLine)
 
 /** Options of {@link open}. */
 export interface ContactFileOptions {
-  readonly orgId: string
+  readonly orgId: OrgId
   /** Contacts per chunk; default 20,000 (the seed's). */
   readonly chunkSize?: number
   /** The import's time: `created_timestamp` and `user_modified_timestamp` of lines without them. */

@@ -2,7 +2,7 @@
  * The id flags the admin commands share. A command's arguments are where an id enters the admin
  * tool, so the brand is applied here, once, and every repository call after it is typed by it.
  */
-import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Flag } from "effect/cli"
 
 /**
@@ -18,4 +18,10 @@ export const org = Flag.String("org").pipe(
 export const batch = Flag.String("batch").pipe(
   Flag.withDescription("Batch call id (batch_call_…)"),
   Flag.map((id) => id as BatchCallId)
+)
+
+/** `--call` (webhook-deliveries: only this call's events): a type-level brand only, as `--org`. */
+export const call = Flag.String("call").pipe(
+  Flag.withDescription("Only this call's events"),
+  Flag.map((id) => id as CallId)
 )

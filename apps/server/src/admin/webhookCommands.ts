@@ -12,7 +12,7 @@ import { Database } from "@svc/store"
 import { WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Clock, Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { org } from "./IdFlags.ts"
+import { call, org } from "./IdFlags.ts"
 
 const Store = WebhooksRepo.layer.pipe(Layer.provide(Database.layer))
 
@@ -63,7 +63,7 @@ const webhookDeliveries = Command.make(
   "webhook-deliveries",
   {
     org,
-    call: Flag.String("call").pipe(Flag.withDescription("Only this call's events"), Flag.optional),
+    call: call.pipe(Flag.optional),
     limit: Flag.Int("limit").pipe(Flag.withDescription("Newest events shown"), Flag.withDefault(100))
   },
   ({ call, limit, org }) =>

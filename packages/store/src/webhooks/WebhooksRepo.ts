@@ -12,7 +12,7 @@
  * - A result is written only by the lease's holder (`lease_owner`); a late result of an expired lease is dropped
  *   (the event was, or will be, delivered again: at least once, de-duplicated by event id).
  */
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as crypto from "node:crypto"
@@ -153,7 +153,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
   readonly complete: (owner: string, now: number, results: ReadonlyArray<AttemptResult>) => Effect.Effect<number>
   readonly deliveries: (
     orgId: OrgId,
-    callId: string | undefined,
+    callId: CallId | undefined,
     limit: number
   ) => Effect.Effect<ReadonlyArray<Delivery>>
   readonly stats: Effect.Effect<QueueStats>
@@ -334,7 +334,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
           Effect.withSpan("WebhooksRepo.complete")
         )
 
-      const deliveries = (orgId: OrgId, callId: string | undefined, limit: number) =>
+      const deliveries = (orgId: OrgId, callId: CallId | undefined, limit: number) =>
         sql<{
           event_id: string
           call_id: string
