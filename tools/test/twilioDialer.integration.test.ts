@@ -5,6 +5,7 @@
 // 5): apps never import each other, tools/ composes both. Time is real: the double moves its calls with timers of a
 // few ms, and every wait is for a condition, bounded (Waiting.ts).
 import { assert, layer } from "@effect/vitest"
+import { BatchCallId, CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { waitUntil } from "@svc/runtime/test-support/Waiting.ts"
 import type { MachineDetection } from "@svc/scheduler/carriers/twilio/TwilioConfig.ts"
@@ -22,9 +23,9 @@ const request = (): DialRequest => {
   const n = ++serial
   return {
     idempotency_key: `task_${process.pid}_${n}`,
-    call_id: `call_${n}`,
-    org_id: "org_1",
-    batch_call_id: "batch_1",
+    call_id: CallId.make(`call_${n}`),
+    org_id: OrgId.make("org_1"),
+    batch_call_id: BatchCallId.make("batch_1"),
     from_number: FROM,
     to_number: `+1415555${String(n).padStart(4, "0")}`,
     override_agent_id: "agent_a",
@@ -272,7 +273,7 @@ layer(Layers, { timeout: 60_000, excludeTestServices: true })("TwilioDialer", (i
       const otherKey = `${r.idempotency_key}_other`
       yield* repo.reserve({
         idempotencyKey: otherKey,
-        callId: "call_other",
+        callId: CallId.make("call_other"),
         accountSid: ACCOUNT,
         fromNumber: FROM,
         toNumber: r.to_number

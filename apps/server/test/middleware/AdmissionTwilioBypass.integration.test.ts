@@ -4,6 +4,7 @@
 // with 503, and a signed callback is still applied and answered as docs/api.md ("Carrier callbacks") says: 204.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { publicBaseUrl, statusCallbackUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
+import { CallId } from "@svc/domain/models/Ids.ts"
 import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import { Effect, Option, Result } from "effect"
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks.js"
@@ -36,7 +37,7 @@ beforeAll(async () => {
       calls.reserve(
         {
           idempotencyKey: KEY,
-          callId: "call-admission-bypass",
+          callId: CallId.make("call-admission-bypass"),
           accountSid: ACCOUNT,
           fromNumber: "+14155550100",
           toNumber: "+14155550101"

@@ -20,6 +20,7 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import { AgentVersionRef } from "../models/AgentOverride.ts"
+import { BatchCallId, CallId, OrgId } from "../models/Ids.ts"
 
 /**
  * How a placed call ended: the callee picked up (`answered`, a conversation took place), the line was busy,
@@ -48,15 +49,16 @@ export type AnalysisValue = typeof AnalysisValue.Type
  * reports it back in `CallEnded`/`CallOngoing`. The per-task overrides of the batch
  * (spec, BatchCallTask) travel unchanged: `override_agent_id`, `override_agent_version` (a number or a name
  * such as `latest_published`), `agent_override`, `dynamic_variables` (the task's `svc_llm_dynamic_variables`),
- * `metadata` and `custom_sip_headers`.
+ * `metadata` and `custom_sip_headers`. The ids are branded (`CallId`, `OrgId`, `BatchCallId`) as the claim reads them
+ * from the task's row; nothing on the dispatch path decodes a request.
  *
  * @category models
  */
 export const DialRequest = Schema.Struct({
   idempotency_key: Schema.String,
-  call_id: Schema.String,
-  org_id: Schema.String,
-  batch_call_id: Schema.String,
+  call_id: CallId,
+  org_id: OrgId,
+  batch_call_id: BatchCallId,
   from_number: Schema.String,
   to_number: Schema.String,
   override_agent_id: Schema.optionalKey(Schema.String),

@@ -4,7 +4,7 @@
  * each batch's pending tasks taken in task order within its share: for one open batch in one statement
  * (`scheduler_claim`, migration 0010), else one per batch and round of the allocation, in one transaction.
  */
-import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { attemptKey } from "@svc/domain/models/RetryPolicy.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Effect, type Schema } from "effect"
@@ -111,7 +111,8 @@ const toRequest = (orgId: OrgId, batch: DueBatch, row: ClaimRow): DialRequest =>
   } = {
     // the task id for its first call, as before retries; `<task id>:<n>` for its n-th (decision 0625)
     idempotency_key: attemptKey(row.task_id, row.call_attempt),
-    call_id: row.call_id ?? "",
+    // a dialling row's call_id is its call's id (svc_call_id): branded as it is read, a type only
+    call_id: (row.call_id ?? "") as CallId,
     org_id: orgId,
     batch_call_id: batch.batchCallId,
     from_number: batch.fromNumber,

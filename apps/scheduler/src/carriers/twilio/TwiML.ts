@@ -15,6 +15,7 @@
  * `metadata` is the caller's and stays with the scheduler (rule 5 of docs/dialer.md: passed through, not
  * interpreted); it is not sent to the carrier.
  */
+import type { CallId } from "@svc/domain/models/Ids.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Effect, Schema } from "effect"
 import twilio from "twilio"
@@ -76,7 +77,7 @@ export const sipHeaders = (
  * a parameter or a second URI).
  */
 export const sipUri = (
-  callId: string,
+  callId: CallId,
   sipServer: string,
   headers: ReadonlyArray<readonly [string, string]>
 ): Effect.Effect<string, InvalidSipHeaders> => {

@@ -20,6 +20,7 @@
 import { isTerminal, rank } from "@svc/domain/carrier/TwilioCallStatus.ts"
 import { callEnd, createFailure, type TwilioEndStatus } from "@svc/domain/carrier/TwilioOutcome.ts"
 import { statusCallbackUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
+import type { BatchCallId } from "@svc/domain/models/Ids.ts"
 import {
   type CallEnded,
   type CallLookup,
@@ -279,7 +280,7 @@ export const layerWith = (
        * through the API (`Status=canceled`), once; Twilio's `canceled` callback then ends the record as usual. An
        * answered call goes on: a cancel stops what has not started, a conversation in progress finishes (0533).
        */
-      const cancelIfBatchCancelled = (record: TwilioCallRecord, sid: string, batchCallId: string) =>
+      const cancelIfBatchCancelled = (record: TwilioCallRecord, sid: string, batchCallId: BatchCallId) =>
         Effect.gen(function*() {
           if (!(yield* repo.batchCancelled(batchCallId).pipe(Effect.mapError(sqlUnavailable)))) return false
           const notEnded = (error: string) =>
@@ -303,7 +304,7 @@ export const layerWith = (
         })
 
       /** Waits until the record of `key` is terminal (rule 2). */
-      const awaitEnd = (key: string, batchCallId?: string) =>
+      const awaitEnd = (key: string, batchCallId?: BatchCallId) =>
         Effect.gen(function*() {
           let lastFetch = yield* Clock.currentTimeMillis
           let cancelSent = false

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { BatchCallId, CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Dialer, type DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { SchedulerSimulatedCarrier } from "@svc/store/carriers/simulated/SchedulerSimulatedCarrier.ts"
 import { Effect, Fiber, Option } from "effect"
@@ -8,9 +9,9 @@ import * as SchedulerConfig from "../../../src/runtime/SchedulerConfig.ts"
 
 const request = (key: string, extra: Partial<DialRequest> = {}): DialRequest => ({
   idempotency_key: key,
-  call_id: `call_${key}`,
-  org_id: "org_1",
-  batch_call_id: "batch_call_1",
+  call_id: CallId.make(`call_${key}`),
+  org_id: OrgId.make("org_1"),
+  batch_call_id: BatchCallId.make("batch_call_1"),
   from_number: "+14155550100",
   to_number: "+14155550101",
   ...extra

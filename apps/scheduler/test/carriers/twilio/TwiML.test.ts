@@ -1,15 +1,16 @@
 // The TwiML of a Twilio call (issue 14; decision 0604): the agent's SIP URI with the task's overrides and custom
 // headers as percent-encoded URI headers, XML-escaped by the SDK's VoiceResponse; bad header names refused.
 import { assert, describe, it } from "@effect/vitest"
+import { BatchCallId, CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import type { DialRequest } from "@svc/domain/ports/Dialer.ts"
 import { Effect } from "effect"
 import { callTwiml, MAX_HEADERS_LENGTH, sipHeaders, sipUri } from "../../../src/carriers/twilio/TwiML.ts"
 
 const base: DialRequest = {
   idempotency_key: "task_1",
-  call_id: "call_abc",
-  org_id: "org_1",
-  batch_call_id: "batch_1",
+  call_id: CallId.make("call_abc"),
+  org_id: OrgId.make("org_1"),
+  batch_call_id: BatchCallId.make("batch_1"),
   from_number: "+14155550100",
   to_number: "+14155550199"
 }
@@ -76,7 +77,7 @@ describe("TwiML", () => {
     Effect.gen(function*() {
       const xml = yield* callTwiml({
         ...base,
-        call_id: "x@evil.example?X-Svc-Override-Agent-Id=boss",
+        call_id: CallId.make("x@evil.example?X-Svc-Override-Agent-Id=boss"),
         custom_sip_headers: { "X-Evil": "v\r\nVia: SIP/2.0/UDP evil</Sip><Hangup/>" }
       }, "s.example")
       assert.notInclude(xml, "<Hangup/>")
@@ -100,9 +101,9 @@ describe("TwiML", () => {
 
   it.effect(`headers longer than ${MAX_HEADERS_LENGTH} characters encoded are refused, not truncated`, () =>
     Effect.gen(function*() {
-      const fits = yield* sipUri("c", "s", [["X-A", "a".repeat(MAX_HEADERS_LENGTH - 4)]])
+      const fits = yield* sipUri(CallId.make("c"), "s", [["X-A", "a".repeat(MAX_HEADERS_LENGTH - 4)]])
       assert.include(fits, "X-A=")
-      const error = yield* Effect.flip(sipUri("c", "s", [["X-A", "é".repeat(200)]]))
+      const error = yield* Effect.flip(sipUri(CallId.make("c"), "s", [["X-A", "é".repeat(200)]]))
       assert.strictEqual(error._tag, "InvalidSipHeaders")
       assert.include(error.message, String(MAX_HEADERS_LENGTH))
     }))

@@ -5,6 +5,7 @@
 // API key. Every refusal is checked against the key's whole record, read back from PostgreSQL.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { publicBaseUrl, statusCallbackUrl } from "@svc/domain/carrier/TwilioStatusCallbackUrl.ts"
+import { CallId } from "@svc/domain/models/Ids.ts"
 import { TwilioCallsRepo } from "@svc/store/carriers/twilio/TwilioCallsRepo.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
@@ -50,7 +51,7 @@ const reserved = async () => {
     calls.reserve(
       {
         idempotencyKey: key,
-        callId: `call-${keys}`,
+        callId: CallId.make(`call-${keys}`),
         accountSid: ACCOUNT,
         fromNumber: "+14155550100",
         toNumber: "+14155550101"
@@ -150,7 +151,7 @@ describe("POST /carrier/twilio/status", () => {
     const completed = await record(key)
     assert.deepStrictEqual(completed && { ...completed }, {
       idempotencyKey: key,
-      callId: completed?.callId ?? "",
+      callId: completed?.callId ?? ("" as CallId),
       accountSid: ACCOUNT,
       fromNumber: "+14155550100",
       toNumber: "+14155550101",
@@ -402,7 +403,13 @@ describe("POST /carrier/twilio/status on a real socket", () => {
         Effect.gen(function*() {
           const calls = yield* TwilioCallsRepo
           yield* calls.reserve(
-            { idempotencyKey: key, callId: "call-raw", accountSid: ACCOUNT, fromNumber: "+1", toNumber: "+2" },
+            {
+              idempotencyKey: key,
+              callId: CallId.make("call-raw"),
+              accountSid: ACCOUNT,
+              fromNumber: "+1",
+              toNumber: "+2"
+            },
             T0
           )
         }).pipe(Effect.provide(TwilioCallsRepo.layer))

@@ -12,6 +12,7 @@ import {
   type TwilioCallStatus,
   type TwilioRecordStatus
 } from "@svc/domain/carrier/TwilioCallStatus.ts"
+import type { BatchCallId, CallId } from "@svc/domain/models/Ids.ts"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 
@@ -22,7 +23,8 @@ import { SqlClient, type SqlError } from "effect/sql"
  */
 export interface TwilioCallRecord {
   readonly idempotencyKey: string
-  readonly callId: string
+  /** The dial request's call id; branded as the row is read. */
+  readonly callId: CallId
   readonly accountSid: string
   readonly fromNumber: string
   readonly toNumber: string
@@ -72,7 +74,7 @@ const COLUMNS = `idempotency_key, call_id, account_sid, from_number, to_number, 
 
 interface Row {
   readonly idempotency_key: string
-  readonly call_id: string
+  readonly call_id: CallId
   readonly account_sid: string
   readonly from_number: string
   readonly to_number: string
@@ -153,7 +155,7 @@ export class TwilioCallsRepo extends Context.Service<TwilioCallsRepo, {
    * Whether the batch was cancelled (`POST /cancel-batch-call`): the adapter then ends its calls that are still
    * ringing (decision 0605).
    */
-  readonly batchCancelled: (batchCallId: string) => Effect.Effect<boolean, SqlError.SqlError>
+  readonly batchCancelled: (batchCallId: BatchCallId) => Effect.Effect<boolean, SqlError.SqlError>
   /**
    * Which of `sids` are attached to a record other than `key`'s: crash recovery must not take another key's call
    * for this one (decision 0602: minus SIDs attached to other keys).

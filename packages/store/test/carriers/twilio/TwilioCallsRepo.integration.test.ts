@@ -2,6 +2,7 @@
 // request; callbacks move it forward only, in whatever order and however often they arrive.
 import { PgClient } from "@effect/sql-pg"
 import { assert, layer } from "@effect/vitest"
+import { CallId } from "@svc/domain/models/Ids.ts"
 import { Effect, Layer, Option, Queue } from "effect"
 import { CHANNEL, TwilioCallsRepo } from "../../../src/carriers/twilio/TwilioCallsRepo.ts"
 import * as TestDatabase from "../../../test-support/TestDatabase.ts"
@@ -15,7 +16,7 @@ const reserveNew = Effect.gen(function*() {
   const key = `task_${++serial}`
   const result = yield* repo.reserve({
     idempotencyKey: key,
-    callId: `call_${serial}`,
+    callId: CallId.make(`call_${serial}`),
     accountSid: "AC123",
     fromNumber: "+14155550100",
     toNumber: "+14155550199"
@@ -38,7 +39,7 @@ layer(Layers)("TwilioCallsRepo", (it) => {
       assert.strictEqual(result.record.requestedAt, NOW)
       const again = yield* repo.reserve({
         idempotencyKey: key,
-        callId: "other",
+        callId: CallId.make("other"),
         accountSid: "AC123",
         fromNumber: "+1",
         toNumber: "+2"
@@ -56,7 +57,7 @@ layer(Layers)("TwilioCallsRepo", (it) => {
         Array.from({ length: 8 }, (_, i) => i),
         (i) =>
           repo.reserve(
-            { idempotencyKey: key, callId: `c${i}`, accountSid: "AC1", fromNumber: "+1", toNumber: "+2" },
+            { idempotencyKey: key, callId: CallId.make(`c${i}`), accountSid: "AC1", fromNumber: "+1", toNumber: "+2" },
             NOW
           ),
         { concurrency: "unbounded" }
