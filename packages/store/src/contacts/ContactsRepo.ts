@@ -391,7 +391,7 @@ export class ContactsRepo extends Context.Service<ContactsRepo, {
         return JSON.stringify(out)
       })
 
-      const one = (rows: ReadonlyArray<ContactRow>, contactId: string) =>
+      const one = (rows: ReadonlyArray<ContactRow>, contactId: ContactId) =>
         rows[0] === undefined
           ? Effect.fail(
             new ContactNotFound({ contact_id: contactId, message: `contact ${contactId} not found` })
