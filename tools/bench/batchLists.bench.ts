@@ -12,6 +12,7 @@
 // shared machine hits both alike; medians and p95 over the repetitions. Embedded PostgreSQL in a temporary directory,
 // removed at the end. Prints a Markdown table; exit code 0 either way (a loaded machine is not a regression).
 import { ListBatchCallsBody, ListBatchCallTasksBody } from "@svc/domain/models/BatchCallLists.ts"
+import { BatchCallId } from "@svc/domain/models/Ids.ts"
 import { BatchCallLists } from "@svc/store/batches/BatchCallLists.ts"
 import { BatchProgressRepo } from "@svc/store/batches/BatchProgressRepo.ts"
 import { CursorKeys } from "@svc/store/db/CursorKeys.ts"
@@ -75,7 +76,7 @@ const main = async () => {
     runtime.runPromise(Effect.flatMap(BatchCallLists, (l) => l.batchCalls(ORG, batchesBody(body), NOW)))
   const gets = (ids: ReadonlyArray<string>) =>
     runtime.runPromise(
-      Effect.flatMap(BatchProgressRepo, (p) => Effect.forEach(ids, (id) => p.get(ORG, id, NOW)))
+      Effect.flatMap(BatchProgressRepo, (p) => Effect.forEach(ids, (id) => p.get(ORG, BatchCallId.make(id), NOW)))
     )
 
   // a key 90,000 tasks into the batch, minted by a walk of real pages (keys are opaque)

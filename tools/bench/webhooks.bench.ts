@@ -13,7 +13,7 @@
 //
 // Runs on DATABASE_URL when set, else on an embedded PostgreSQL in a temporary directory. Rounds alternate the two
 // paths of each goal (and swap their order every round). Prints Markdown tables of medians; exits 0 either way.
-import { OrgId } from "@svc/domain/models/Ids.ts"
+import { CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { DatabaseHealth } from "@svc/scheduler/runtime/DatabaseHealth.ts"
 import * as HttpSender from "@svc/scheduler/webhooks/HttpSender.ts"
 import * as WebhookConfig from "@svc/scheduler/webhooks/WebhookConfig.ts"
@@ -140,7 +140,7 @@ const bare = () =>
             eventSeq: String(i),
             eventId: `evt_${i}`,
             orgId: OrgId.make("o"),
-            callId: "c",
+            callId: CallId.make("c"),
             event: "call_ended",
             url: ok.url,
             timeoutMs: 10_000,

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { OrgId } from "@svc/domain/models/Ids.ts"
+import { CallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { ConfigProvider, Effect } from "effect"
 import * as WebhookConfig from "../../src/webhooks/WebhookConfig.ts"
 import * as WebhookWorker from "../../src/webhooks/WebhookWorker.ts"
@@ -47,7 +47,7 @@ describe("WebhookWorker.headers", () => {
     eventSeq: "1",
     eventId: "evt_1",
     orgId: OrgId.make("o"),
-    callId: "c",
+    callId: CallId.make("c"),
     event: "call_ended",
     url: "https://x.example",
     timeoutMs: 1000,

@@ -31,7 +31,7 @@ export const layer = HttpApiBuilder.group(
         Effect.gen(function*() {
           const { orgId } = yield* CurrentOrg
           const now = yield* Clock.currentTimeMillis
-          return yield* repo.get(orgId, params.batch_call_id, now).pipe(
+          return yield* repo.get(orgId, batchCallIdOf(params.batch_call_id), now).pipe(
             Effect.map(progressOf),
             Effect.catchTag("BatchCallNotFound", missing)
           )

@@ -29,13 +29,14 @@ export const layer = HttpApiBuilder.group(
         const now = yield* Clock.currentTimeMillis
         const outcomes = payload?.outcomes ?? retryOutcomes
         // The path's batch_call_id is decoded as unbranded IdText (the OpenAPI stays as it is), so it is branded here.
-        const result = yield* retry.retry(orgId, BatchCallId.make(params.batch_call_id), outcomes, now).pipe(
+        const batchCallId = BatchCallId.make(params.batch_call_id)
+        const result = yield* retry.retry(orgId, batchCallId, outcomes, now).pipe(
           Effect.catchTags({
             BatchCallNotFound: missing,
             BatchCallCancelled: (error) => Effect.fail(conflict(error.message))
           })
         )
-        const batch = yield* progress.get(orgId, params.batch_call_id, now).pipe(
+        const batch = yield* progress.get(orgId, batchCallId, now).pipe(
           Effect.map(progressOf),
           Effect.catchTag("BatchCallNotFound", missing)
         )

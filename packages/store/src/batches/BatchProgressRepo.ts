@@ -95,7 +95,11 @@ const decodeWindow = Schema.decodeUnknownSync(CanonicalCallTimeWindow)
  */
 export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
   /** `batchCallId` is not branded yet: tools/bench (batchLists.bench.ts) calls it with ids it reads as strings. */
-  readonly get: (orgId: OrgId, batchCallId: string, now: number) => Effect.Effect<StoredProgress, BatchCallNotFound>
+  readonly get: (
+    orgId: OrgId,
+    batchCallId: BatchCallId,
+    now: number
+  ) => Effect.Effect<StoredProgress, BatchCallNotFound>
   readonly cancel: (
     orgId: OrgId,
     batchCallId: BatchCallId,
@@ -125,7 +129,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
       const notFound = (batchCallId: string) =>
         new BatchCallNotFound({ batchCallId, message: `batch call ${batchCallId} not found` })
 
-      const read = (orgId: OrgId, batchCallId: string, now: number) =>
+      const read = (orgId: OrgId, batchCallId: BatchCallId, now: number) =>
         Effect.gen(function*() {
           const [row] = yield* sql<Row>`
             SELECT b.batch_call_id, b.name, b.from_number, b.status, b.total_task_count, b.reserved_concurrency,
@@ -152,7 +156,7 @@ export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
         })
 
       const get = Effect.fn("BatchProgressRepo.get")(
-        function*(orgId: OrgId, batchCallId: string, now: number) {
+        function*(orgId: OrgId, batchCallId: BatchCallId, now: number) {
           return yield* read(orgId, batchCallId, now).pipe(Effect.catchTag("SqlError", Effect.die))
         }
       )

@@ -8,7 +8,7 @@
  */
 import type { CanonicalCallTimeWindow } from "@svc/domain/CallWindow.ts"
 import type { LegalHoursRows } from "@svc/domain/compliance/LegalHoursReport.ts"
-import type { OrgId } from "@svc/domain/models/Ids.ts"
+import type { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -21,7 +21,7 @@ import { SqlClient } from "effect/sql"
  */
 export const legalHoursRowsOf = (
   orgId: OrgId,
-  batchCallId: string,
+  batchCallId: BatchCallId,
   window: CanonicalCallTimeWindow | undefined,
   at: number
 ): Effect.Effect<LegalHoursRows, never, SqlClient.SqlClient> =>

@@ -35,7 +35,7 @@ export interface ClaimedEvent {
   readonly eventId: string
   /** Branded as the outbox row is read: the trigger wrote the call's own org. */
   readonly orgId: OrgId
-  readonly callId: string
+  readonly callId: CallId
   readonly event: string
   readonly url: string
   readonly timeoutMs: number
@@ -225,7 +225,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo, {
           event_seq: string
           event_id: string
           org_id: OrgId
-          call_id: string
+          call_id: CallId
           event: string
           url: string
           timeout_ms: number

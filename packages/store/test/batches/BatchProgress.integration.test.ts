@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { progressOf } from "@svc/domain/compliance/BatchProgressLegalHours.ts"
 import { defaultPolicy } from "@svc/domain/compliance/CallingPolicy.ts"
-import { OrgId } from "@svc/domain/models/Ids.ts"
+import { BatchCallId, OrgId } from "@svc/domain/models/Ids.ts"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatchCallsRepo } from "../../src/batches/BatchCallsRepo.ts"
@@ -112,7 +112,10 @@ layer(Layers, { timeout: 60_000 })("BatchProgressRepo", (it) => {
       const cancel = yield* Effect.flip(repo.cancel(ORG_B, id, 0))
       assert.strictEqual(cancel.message, `batch call ${id} not found`)
       assert.deepStrictEqual(yield* states(id), ["pending", "pending"])
-      assert.strictEqual((yield* Effect.flip(repo.get(ORG_A, "batch_call_nope", 0)))._tag, "BatchCallNotFound")
+      assert.strictEqual(
+        (yield* Effect.flip(repo.get(ORG_A, BatchCallId.make("batch_call_nope"), 0)))._tag,
+        "BatchCallNotFound"
+      )
     }))
 
   it.effect("cancels pending tasks only, leaves calls in flight to finish, and is idempotent", () =>
