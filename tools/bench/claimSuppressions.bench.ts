@@ -26,11 +26,10 @@ import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import { DispatchRepo } from "@svc/store/dispatch/DispatchRepo.ts"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { argument, median } from "./support/BenchSupport.ts"
+import { argument, gitCommit, median } from "./support/BenchSupport.ts"
 
 const ROUNDS = argument("rounds", 7)
 const TASKS = argument("tasks", 5_000)
@@ -40,13 +39,7 @@ const PER_CLAIM = 100
 const GOAL = 1.05
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
-const commit = (() => {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
-  } catch {
-    return "unknown"
-  }
-})()
+const commit = gitCommit()
 
 // the batch's numbers: +1212 and seven digits; SUPPRESSED_IN_BATCH of them are put on the list on purpose
 const batchNumbers = Array.from({ length: TASKS }, (_, i) => `+1212${String(5_000_000 + i).padStart(7, "0")}`)

@@ -35,6 +35,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
+import { HISTORY_SETTINGS } from "./support/BenchSupport.ts"
 
 const scale = Number(process.env["LISTCALLS_BENCH_SCALE"] ?? 1)
 const REPS = Number(process.env["LISTCALLS_BENCH_REPS"] ?? 60)
@@ -45,16 +46,7 @@ const ORG = OrgId.make("org-a")
 const NOW = 1_800_000_000_000
 const LIMIT = 100
 
-const SETTINGS: Record<string, string> = {
-  shared_buffers: "1GB",
-  effective_cache_size: "8GB",
-  work_mem: "64MB",
-  maintenance_work_mem: "1GB",
-  max_wal_size: "16GB",
-  checkpoint_timeout: "30min",
-  random_page_cost: "1.1",
-  jit: "off"
-}
+const SETTINGS = HISTORY_SETTINGS
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 const quantile = (values: ReadonlyArray<number>, q: number): number => {

@@ -30,11 +30,10 @@ import * as Migrations from "@svc/store/db/Migrations.ts"
 import { type AttemptResult, type ClaimOptions, WebhooksRepo } from "@svc/store/webhooks/WebhooksRepo.ts"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { argument, median } from "./support/BenchSupport.ts"
+import { argument, gitCommit, HISTORY_SETTINGS, median } from "./support/BenchSupport.ts"
 
 const ROUNDS = argument("rounds", 7)
 const REPS = argument("reps", 40)
@@ -49,25 +48,10 @@ const NOW = TODAY + 12 * 3_600_000
 const OLD_DAY = TODAY - 8 * DAY
 const CHUNK = 5_000
 
-const SETTINGS: Record<string, string> = {
-  shared_buffers: "1GB",
-  effective_cache_size: "8GB",
-  work_mem: "64MB",
-  maintenance_work_mem: "1GB",
-  max_wal_size: "16GB",
-  checkpoint_timeout: "30min",
-  random_page_cost: "1.1",
-  jit: "off"
-}
+const SETTINGS = HISTORY_SETTINGS
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
-const commit = (() => {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
-  } catch {
-    return "unknown"
-  }
-})()
+const commit = gitCommit()
 const loadAtStart = os.loadavg()
 
 const scope = Scope.makeUnsafe()

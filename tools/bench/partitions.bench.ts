@@ -38,11 +38,10 @@ import { CALLS, HistoryPartitions, monthName } from "@svc/store/partitions/Histo
 import { Effect, Exit, Fiber, Layer, ManagedRuntime, Redacted, Schema, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Migrator from "effect/sql/Migrator"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { argument, median } from "./support/BenchSupport.ts"
+import { argument, gitCommit, HISTORY_SETTINGS, median } from "./support/BenchSupport.ts"
 
 const ROUNDS = argument("rounds", 7)
 const REPS = argument("reps", 15)
@@ -60,25 +59,10 @@ const SEED_FROM = NOW - RETENTION
 const PER_CLAIM = 100
 const GOAL = 1.05
 
-const SETTINGS: Record<string, string> = {
-  shared_buffers: "1GB",
-  effective_cache_size: "8GB",
-  work_mem: "64MB",
-  maintenance_work_mem: "1GB",
-  max_wal_size: "16GB",
-  checkpoint_timeout: "30min",
-  random_page_cost: "1.1",
-  jit: "off"
-}
+const SETTINGS = HISTORY_SETTINGS
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
-const commit = (() => {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
-  } catch {
-    return "unknown"
-  }
-})()
+const commit = gitCommit()
 const decode = Schema.decodeUnknownSync(ListCallsBody)
 const loadAtStart = os.loadavg()
 

@@ -14,24 +14,17 @@
 //
 // Prints a Markdown section for docs/benchmarks.md (dated, with the commit and the load average); exit code 0 unless a
 // round broke an invariant.
-import { execFileSync } from "node:child_process"
 import * as os from "node:os"
 import type { Counts } from "../test/support/StormCluster.ts"
 import { defaults, runStorm, type StormReport } from "../test/support/StormScenario.ts"
-import { argument, median } from "./support/BenchSupport.ts"
+import { argument, gitCommit, median } from "./support/BenchSupport.ts"
 
 const ROUNDS = argument("rounds", 3)
 const TASKS = argument("tasks", defaults.tasks)
 const POLL = process.argv.includes("--poll")
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
-const commit = (() => {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
-  } catch {
-    return "unknown"
-  }
-})()
+const commit = gitCommit()
 
 /** What the test asserts, for one round: empty when the round kept every invariant. */
 const broken = (report: StormReport): Array<string> => {

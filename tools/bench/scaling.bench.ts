@@ -34,10 +34,10 @@ import * as Database from "@svc/store/db/Database.ts"
 import { ApiKeys } from "@svc/store/orgs/ApiKeys.ts"
 import autocannon from "autocannon"
 import { Effect, Layer, Redacted } from "effect"
-import { type ChildProcess, execFileSync } from "node:child_process"
+import { type ChildProcess } from "node:child_process"
 import * as os from "node:os"
 import pg from "pg"
-import { argument, benchDatabase, median } from "./support/BenchSupport.ts"
+import { argument, benchDatabase, gitCommit, median } from "./support/BenchSupport.ts"
 import { makeDispatchBatches } from "./support/DispatchBatches.ts"
 import { machineCpuMs, processCpuMs, startPostgresSampler } from "./support/ProcessCpu.ts"
 import {
@@ -74,13 +74,7 @@ if (COUNTS.some((n) => CONNECTIONS % n !== 0)) {
 }
 
 const say = (text: string) => process.stderr.write(`${new Date().toISOString()} ${text}\n`)
-const commit = (() => {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
-  } catch {
-    return "unknown"
-  }
-})()
+const commit = gitCommit()
 const startedAt = new Date()
 const loadBefore = os.loadavg()
 

@@ -21,7 +21,6 @@ import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
 import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
@@ -29,7 +28,7 @@ import * as path from "node:path"
 import type { Writable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import pg from "pg"
-import { argument, median } from "./support/BenchSupport.ts"
+import { argument, gitCommit, median } from "./support/BenchSupport.ts"
 
 // pg-copy-streams ships no type declarations; this is the one function used.
 const { from: copyFrom } = createRequire(import.meta.url)("pg-copy-streams") as {
@@ -42,13 +41,7 @@ const ORG = OrgId.make("org-suppressions")
 const GOAL_MS = 120_000
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
-const commit = (() => {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
-  } catch {
-    return "unknown"
-  }
-})()
+const commit = gitCommit()
 
 const loadAtStart = os.loadavg()
 const scope = Scope.makeUnsafe()

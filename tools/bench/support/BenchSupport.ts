@@ -1,6 +1,7 @@
 // What the benchmarks share: command-line numbers, medians, and the database they run on.
 import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
 import { Effect, Exit, Redacted, Scope } from "effect"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -10,6 +11,30 @@ export const argument = (name: string, fallback: number): number => {
   const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split("=")[1]
   const value = raw === undefined ? Number.NaN : Number(raw)
   return Number.isInteger(value) && value > 0 ? value : fallback
+}
+
+/** The short hash of the checkout's HEAD, which a report names as the code measured; "unknown" outside git. */
+export const gitCommit = (): string => {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
+  } catch {
+    return "unknown"
+  }
+}
+
+/**
+ * postgresql.conf settings of the benches over a large history (list-calls, partitions): the working set in
+ * shared buffers, no checkpoint or JIT in the middle of a measurement.
+ */
+export const HISTORY_SETTINGS: Readonly<Record<string, string>> = {
+  shared_buffers: "1GB",
+  effective_cache_size: "8GB",
+  work_mem: "64MB",
+  maintenance_work_mem: "1GB",
+  max_wal_size: "16GB",
+  checkpoint_timeout: "30min",
+  random_page_cost: "1.1",
+  jit: "off"
 }
 
 /** The median; the mean of the two middle values for an even count. */
