@@ -41,16 +41,18 @@ const chosen = process.argv.find((a) => a.startsWith("--variants="))?.split("=")
 const variants: Record<string, ReadonlyArray<string>> = {
   current: [],
   "no-triggers": ["DROP TRIGGER calls_webhooks_insert ON calls", "DROP TRIGGER calls_webhooks_update ON calls"],
+  // since migration 0035 `calls` is partitioned: its list indexes are the parent's, which drop their partitions' own
   "no-list": [
-    "DROP INDEX calls_list",
-    "DROP INDEX calls_batch",
-    "DROP INDEX calls_to_number",
-    "DROP INDEX calls_agent",
+    "DROP INDEX calls_list_parted",
+    "DROP INDEX calls_batch_parted",
+    "DROP INDEX calls_to_number_parted",
+    "DROP INDEX calls_agent_parted",
     "DROP INDEX IF EXISTS calls_in_flight"
   ],
   "no-in-flight": ["DROP INDEX IF EXISTS calls_in_flight"],
-  ff40: ["ALTER TABLE calls SET (fillfactor = 40)"],
-  ff100: ["ALTER TABLE calls SET (fillfactor = 100)"],
+  // a partitioned table has no storage of its own: the fillfactor is its one partition's (no retention: calls_legacy)
+  ff40: ["ALTER TABLE calls_legacy SET (fillfactor = 40)"],
+  ff100: ["ALTER TABLE calls_legacy SET (fillfactor = 100)"],
   unregistered: []
 }
 const names = chosen ?? Object.keys(variants)
@@ -138,7 +140,8 @@ const roundOf = (name: string) =>
     )
     yield* sql`SELECT pg_stat_statements_reset()`
     const [hot0] = yield* sql<{ upd: number; hot: number }>`
-      SELECT n_tup_upd::float8 AS upd, n_tup_hot_upd::float8 AS hot FROM pg_stat_user_tables WHERE relname = 'calls'`
+      SELECT sum(n_tup_upd)::float8 AS upd, sum(n_tup_hot_upd)::float8 AS hot FROM pg_stat_user_tables
+      WHERE relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'calls'::regclass)`
     let claimMs = 0
     let recordMs = 0
     for (let done = 0; done < taskCount; done += chunk) {
@@ -180,7 +183,8 @@ const roundOf = (name: string) =>
       SELECT query, total_exec_time AS ms, calls::float8 AS calls FROM pg_stat_statements
       WHERE query ILIKE '%scheduler_claim%' OR query ILIKE 'WITH r AS%'`
     const [hot1] = yield* sql<{ upd: number; hot: number }>`
-      SELECT n_tup_upd::float8 AS upd, n_tup_hot_upd::float8 AS hot FROM pg_stat_user_tables WHERE relname = 'calls'`
+      SELECT sum(n_tup_upd)::float8 AS upd, sum(n_tup_hot_upd)::float8 AS hot FROM pg_stat_user_tables
+      WHERE relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'calls'::regclass)`
     const pgOf = (pattern: RegExp) => stats.filter((s) => pattern.test(s.query)).reduce((a, s) => a + s.ms, 0)
     return {
       claim: (claimMs * 1000) / taskCount,
