@@ -229,10 +229,13 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
         const sql = yield* SqlClient.SqlClient
         let violations = 0
         let claimsAfterPause = 0
+        // runs whose batch completed before the pause was served (its answer the 409 of a completed batch): a legal
+        // outcome of the race on a loaded machine (CI saw one in 1,000), counted and bounded below
+        let completedFirst = 0
         for (let run = 0; run < runs; run++) {
           yield* Effect.gen(function*() {
             const cap = 1 + (yield* Random.nextIntBetween(0, 4))
-            const id = yield* createBatch(ORG_R1, 12, { max_concurrency: cap })
+            const id = yield* createBatch(ORG_R1, 24, { max_concurrency: cap })
             const due = yield* dueOf(id)
             const pausedAt = yield* Ref.make<number | undefined>(undefined)
             const afterPause = yield* Ref.make<ReadonlyArray<ClaimResult>>([])
@@ -265,7 +268,10 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
             const sampling = yield* Effect.forkChild(sampler)
             const pauser = Effect.gen(function*() {
               for (let i = yield* Random.nextIntBetween(0, 20); i > 0; i--) yield* Effect.yieldNow
-              yield* repo.pause(ORG_R1, id, 1_000)
+              yield* repo.pause(ORG_R1, id, 1_000).pipe(
+                Effect.catchTag("BatchCallNotRunning", (error) =>
+                  error.status === "completed" ? Effect.sync(() => completedFirst++) : Effect.fail(error))
+              )
               // a claim whose number is above this began after the pause answered
               yield* Ref.set(pausedAt, sequence)
             })
@@ -274,7 +280,8 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
             yield* Fiber.join(sampling)
             const late = yield* Ref.get(afterPause)
             claimsAfterPause += late.length
-            const taken = late.reduce((n, r) => n + r.claimed.filter((t) => t.batchCallId === id).length, 0)
+            const taken = late.reduce((n, r) =>
+              n + r.claimed.filter((t) => t.batchCallId === id).length, 0)
             if (taken > 0) violations++
             const max = yield* Ref.get(maxSeen)
             assert.isAtMost(max, cap, `run ${run} (seed ${seed}): ${max} calls in flight, max_concurrency ${cap}`)
@@ -283,6 +290,8 @@ layer(Layers, { timeout: 120_000 })("pause, resume and max_concurrency", (it) =>
           })
         }
         assert.strictEqual(violations, 0, `seed ${seed}: runs with a task claimed after pause answered`)
+        // the race is the exception: nearly every run paused a running batch
+        assert.isAtMost(completedFirst, Math.ceil(runs / 100), `seed ${seed}: runs whose batch completed first`)
         // not vacuous: every run had claims that began after its pause
         assert.isAtLeast(claimsAfterPause, runs * 8)
       }).pipe(Random.withSeed(seed)),
