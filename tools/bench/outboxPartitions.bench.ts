@@ -4,8 +4,8 @@
 //   node tools/bench/outboxPartitions.bench.ts [--rounds=7] [--reps=40] [--per-day=1000000] [--pending=3000]
 //
 // One embedded PostgreSQL (the partitions bench's settings), two databases with every migration:
-// - table: `webhook_events` as it is, pruned by `WebhooksRepo.prune` (deletes of 5,000 finished rows a statement,
-//   what `WebhookHousekeeping` runs);
+// - table: `webhook_events` as it is, pruned by the scheduler's `WebhookHousekeeping.round` (deletes of 5,000 finished
+//   rows a statement until one comes back short);
 // - parted: `webhook_events` rebuilt as `PARTITION BY RANGE (enqueued_at)`, one partition per UTC day, with the same
 //   columns, identity and indexes (the primary key gains `enqueued_at`, as a partitioned table requires): the days
 //   a 7-day retention keeps (8 of history and today), two ahead and a DEFAULT one, 12 partitions, retention by
@@ -23,6 +23,7 @@
 // and once, at the end: retention removing the old day, by deletes on `table` and by a detach and a drop on
 // `parted`, with its wall time, its WAL and the longest wait of a claim loop running meanwhile on another connection.
 // Prints Markdown; exit code 0 either way (a loaded machine is not a regression).
+import * as WebhookHousekeeping from "@svc/scheduler/webhooks/WebhookHousekeeping.ts"
 import * as Database from "@svc/store/db/Database.ts"
 import * as DatabaseAdmin from "@svc/store/db/DatabaseAdmin.ts"
 import * as EmbeddedPostgres from "@svc/store/db/EmbeddedPostgres.ts"
@@ -46,9 +47,6 @@ const RETENTION = 7 * DAY
 const TODAY = Math.floor(Date.now() / DAY) * DAY
 const NOW = TODAY + 12 * 3_600_000
 const OLD_DAY = TODAY - 8 * DAY
-const CHUNK = 5_000
-
-const SETTINGS = HISTORY_SETTINGS
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 const commit = gitCommit()
@@ -58,7 +56,7 @@ const scope = Scope.makeUnsafe()
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-outbox-"))
 fs.chmodSync(dataDir, 0o755)
 const server = await Effect.runPromise(
-  Scope.provide(EmbeddedPostgres.start({ dataDir, database: "table", settings: SETTINGS }), scope)
+  Scope.provide(EmbeddedPostgres.start({ dataDir, database: "table", settings: HISTORY_SETTINGS }), scope)
 )
 const urlOf = (database: string) => {
   const parsed = new URL(Redacted.value(server.adminUrl))
@@ -310,16 +308,11 @@ const underLoad = async (side: Side, removal: () => Promise<number>) => {
   return { ms, removed, waits, wal: await walDiff(side, from, to) }
 }
 
+// the scheduler's own housekeeping round (on the live clock: the old day ended more than RETENTION before it)
 const deletes = await underLoad("table", () =>
-  runtimes.unnamed.table.runPromise(Effect.gen(function*() {
-    const repo = yield* WebhooksRepo
-    let total = 0
-    for (;;) {
-      const deleted = yield* repo.prune(NOW, RETENTION, CHUNK)
-      total += deleted.events
-      if (deleted.events < CHUNK) return total
-    }
-  })))
+  runtimes.unnamed.table.runPromise(
+    Effect.map(WebhookHousekeeping.round({ retentionMs: RETENTION }), (deleted) => deleted.events)
+  ))
 const vacuumStarted = performance.now()
 await once(
   "table",

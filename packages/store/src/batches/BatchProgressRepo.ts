@@ -94,7 +94,6 @@ const decodeWindow = Schema.decodeUnknownSync(CanonicalCallTimeWindow)
  * @category services
  */
 export class BatchProgressRepo extends Context.Service<BatchProgressRepo, {
-  /** `batchCallId` is not branded yet: tools/bench (batchLists.bench.ts) calls it with ids it reads as strings. */
   readonly get: (
     orgId: OrgId,
     batchCallId: BatchCallId,

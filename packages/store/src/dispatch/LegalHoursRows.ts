@@ -15,7 +15,6 @@ import { SqlClient } from "effect/sql"
 /**
  * The legal-hours rows of a batch's pending tasks at `at`: pending tasks per legal group, those waiting on their own
  * instant after `at`, the batch's groups and the org's stored policy override; `window` is passed on with them.
- * `batchCallId` is a plain string: `BatchProgressRepo.get` still takes one (see there).
  *
  * @category constructors
  */
